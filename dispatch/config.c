@@ -1,0 +1,125 @@
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* 1/0 for the usual spellings of a boolean, -1 for anything else. */
+static int parse_bool(const char *s)
+{
+  static const char *const yes[] = { "1", "true", "yes", "on" };
+  static const char *const no[] = { "0", "false", "no", "off" };
+  for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+    if (!strcasecmp(s, yes[i])) return 1;
+  for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+    if (!strcasecmp(s, no[i])) return 0;
+  return -1;
+}
+
+static int read_bool(gs_getenv_fn get, const char *name, int dflt, FILE *warn,
+                     int *bad)
+{
+  const char *s = get(name);
+  if (!s || !*s) return dflt;
+  int v = parse_bool(s);
+  if (v < 0) {
+    if (warn)
+      fprintf(warn, "gemmshim: %s=\"%s\" is not a boolean (use 1 or 0); using %d\n",
+              name, s, dflt);
+    (*bad)++;
+    return dflt;
+  }
+  return v;
+}
+
+static void read_path(gs_getenv_fn get, const char *name, char *out,
+                      FILE *warn, int *bad)
+{
+  out[0] = '\0';
+  const char *s = get(name);
+  if (!s || !*s) return;
+  if (strlen(s) >= GS_PATH_MAX) {
+    if (warn) fprintf(warn, "gemmshim: %s is longer than %d bytes; ignored\n", name, GS_PATH_MAX - 1);
+    (*bad)++;
+    return;
+  }
+  strcpy(out, s);
+}
+
+int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size)
+{
+  size_t o = 0;
+  for (const char *p = tmpl; *p; p++) {
+    char num[32];
+    const char *piece = NULL;
+    size_t len = 1;
+    if (p[0] == '%' && p[1] == 'p') {
+      snprintf(num, sizeof num, "%ld", pid);
+      piece = num;
+      len = strlen(num);
+      p++;
+    } else if (p[0] == '%' && p[1] == '%') {
+      piece = "%";
+      p++;
+    } else {
+      piece = p;
+    }
+    if (o + len >= out_size) {
+      if (out_size) out[0] = '\0';
+      return -1;
+    }
+    memcpy(out + o, piece, len);
+    o += len;
+  }
+  if (o >= out_size) return -1;
+  out[o] = '\0';
+  return 0;
+}
+
+int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
+{
+  int bad = 0;
+  memset(cfg, 0, sizeof *cfg);
+  cfg->disable = read_bool(get, "GEMMSHIM_DISABLE", 0, warn, &bad);
+  cfg->route = read_bool(get, "GEMMSHIM_ROUTE", 1, warn, &bad);
+  cfg->verbose = read_bool(get, "GEMMSHIM_VERBOSE", 0, warn, &bad);
+  cfg->force = read_bool(get, "GEMMSHIM_FORCE", 0, warn, &bad);
+  char tmpl[GS_PATH_MAX];
+  read_path(get, "GEMMSHIM_LOG", tmpl, warn, &bad);
+  if (tmpl[0] && gs_expand_path(tmpl, (long)getpid(), cfg->log_path,
+                                sizeof cfg->log_path) != 0) {
+    if (warn) fprintf(warn, "gemmshim: GEMMSHIM_LOG is too long once %%p is expanded; no log\n");
+    bad++;
+  }
+  read_path(get, "GEMMSHIM_CUBLAS_LIB", cfg->cublas_lib, warn, &bad);
+  read_path(get, "GEMMSHIM_CUBLASLT_LIB", cfg->cublaslt_lib, warn, &bad);
+  return bad;
+}
+
+static gs_config_t process_config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static atomic_int config_ready;   /* the hot path's way past pthread_once */
+
+static const char *plain_getenv(const char *name) { return getenv(name); }
+
+static void config_init(void)
+{
+  gs_config_parse(&process_config, plain_getenv, stderr);
+  atomic_store_explicit(&config_ready, 1, memory_order_release);
+}
+
+const gs_config_t *gs_config(void)
+{
+  if (!atomic_load_explicit(&config_ready, memory_order_acquire))
+    pthread_once(&config_once, config_init);
+  return &process_config;
+}
+
+void gs_config_reload(void)
+{
+  gs_config();
+  gs_config_parse(&process_config, plain_getenv, stderr);
+}

@@ -1,0 +1,37 @@
+/* The shim's settings, read once from the environment. */
+#ifndef GS_CONFIG_H
+#define GS_CONFIG_H
+
+#include <stdio.h>
+
+#define GS_PATH_MAX 4096
+
+typedef struct gs_config_t {
+  int disable;      /* GEMMSHIM_DISABLE: pure pass-through, no descriptor */
+  int route;        /* GEMMSHIM_ROUTE (default 1): 0 = observe and log only */
+  int verbose;      /* GEMMSHIM_VERBOSE: say which library was resolved */
+  int force;        /* GEMMSHIM_FORCE: route every call of a kernel's class,
+                       measured win or not (validation, A/B on all shapes) */
+  char log_path[GS_PATH_MAX];        /* GEMMSHIM_LOG, %p expanded; "" = off */
+  char cublas_lib[GS_PATH_MAX];      /* GEMMSHIM_CUBLAS_LIB */
+  char cublaslt_lib[GS_PATH_MAX];    /* GEMMSHIM_CUBLASLT_LIB */
+} gs_config_t;
+
+typedef const char *(*gs_getenv_fn)(const char *name);
+
+/* Fill cfg from getenv_fn (getenv in the library, a table in tests). Each
+ * malformed value gets one line on warn and its default. Returns the number
+ * of malformed values. */
+int gs_config_parse(gs_config_t *cfg, gs_getenv_fn getenv_fn, FILE *warn);
+
+/* Expand %p (process id) and %% in a path template. Returns 0, or -1 when
+ * the result does not fit (out is then ""). */
+int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size);
+
+/* The process's configuration, parsed on first use (thread-safe). */
+const gs_config_t *gs_config(void);
+
+/* Parse the environment again (tests only: not safe while calls run). */
+void gs_config_reload(void);
+
+#endif

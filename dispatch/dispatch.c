@@ -1,0 +1,61 @@
+#include "dispatch.h"
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+
+#include "gpu.h"
+#include "health.h"
+#include "tally.h"
+
+static gs_kernel_args kernel_args(const gs_gemm *g)
+{
+  gs_kernel_args a;
+  a.m = g->m; a.n = g->n; a.k = g->k;
+  a.trans_a = g->trans_a == CUBLAS_OP_T;
+  a.trans_b = g->trans_b == CUBLAS_OP_T;
+  a.A = g->A; a.lda = g->lda;
+  a.B = g->B; a.ldb = g->ldb;
+  a.C = g->C; a.ldc = g->ldc;
+  a.D = g->D; a.ldd = g->ldd;
+  a.scalars_on_device = g->pointer_mode == 1;
+  /* Host scalars are read now, as cuBLAS does: the caller may reuse the
+   * memory as soon as the call returns. */
+  a.alpha = a.scalars_on_device ? 0.0f : *(const float *)g->alpha;
+  a.beta = a.scalars_on_device ? 0.0f : *(const float *)g->beta;
+  a.alpha_dev = a.scalars_on_device ? (const float *)g->alpha : NULL;
+  a.beta_dev = a.scalars_on_device ? (const float *)g->beta : NULL;
+  a.bias = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS ? g->bias : NULL;
+  a.stream = (cudaStream_t)g->stream;
+  return a;
+}
+
+static int run(const gs_gemm *g, gs_decision *d)
+{
+  gs_kernel_args a = kernel_args(g);
+  gs_gpu_entered e;
+  if (gs_gpu_enter(g->stream, &e) != 0) {
+    d->reason = GS_R_NO_GPU;
+    return 0;
+  }
+  gs_kstatus st = d->variant->launch(&a);
+  gs_gpu_leave(&e);
+  if (st == GS_K_OK) return 1;
+  gs_variant_disable(d->variant, d->device,
+                     st == GS_K_UNSUPPORTED ? "refused a routed call" : "launch failed");
+  d->reason = GS_R_LAUNCH_FAILED;
+  d->variant = NULL;
+  return 0;
+}
+
+int gs_dispatch(gs_gemm *g, gs_decision *d)
+{
+  *d = gs_route(g);
+  if (d->reason != GS_R_ROUTED || !run(g, d)) return 0;
+  gs_tally_add(g, d);
+  return 1;
+}
+
+void gs_dispatch_forwarded(const gs_gemm *g, const gs_decision *d)
+{
+  gs_tally_add(g, d);
+}

@@ -1,0 +1,14 @@
+/* The one door from interpose/ into dispatch/. */
+#ifndef GS_DISPATCH_H
+#define GS_DISPATCH_H
+
+#include "gemm.h"
+#include "route.h"
+
+/* Decide, and run our kernel when routed. Returns 1 when the call was
+ * served (and counted); 0 when the caller must forward it, then call
+ * gs_dispatch_forwarded with the same decision. */
+int gs_dispatch(gs_gemm *g, gs_decision *d);
+void gs_dispatch_forwarded(const gs_gemm *g, const gs_decision *d);
+
+#endif

@@ -1,0 +1,136 @@
+/* The GPU as the shim's own (static) CUDA runtime sees it. The application
+ * has its own runtime; the two share the driver's contexts and streams but
+ * not their per-thread "current device", so the device always comes from
+ * the call's stream. Driver functions come through the runtime's entry
+ * point query: the shim never links libcuda. Nothing here is torn down. */
+#include "gpu.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "health.h"
+
+typedef CUresult (*stream_get_ctx_fn)(CUstream, CUcontext *);
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
+typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+
+static struct {
+  int ok;
+  stream_get_ctx_fn stream_get_ctx;
+  ctx_get_current_fn ctx_get_current;
+  ctx_push_fn ctx_push;
+  ctx_pop_fn ctx_pop;
+  ctx_get_device_fn ctx_get_device;
+} drv;
+
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+
+static int entry_point(const char *name, void **fn)
+{
+  enum cudaDriverEntryPointQueryResult q;
+  return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+         q == cudaDriverEntryPointSuccess && *fn;
+}
+
+static void drv_init(void)
+{
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    fprintf(stderr, "gemmshim: the shim's CUDA runtime cannot start (%s); every call goes to cuBLAS\n",
+            e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+    return;
+  }
+  if (!entry_point("cuStreamGetCtx", (void **)&drv.stream_get_ctx) ||
+      !entry_point("cuCtxGetCurrent", (void **)&drv.ctx_get_current) ||
+      !entry_point("cuCtxPushCurrent", (void **)&drv.ctx_push) ||
+      !entry_point("cuCtxPopCurrent", (void **)&drv.ctx_pop) ||
+      !entry_point("cuCtxGetDevice", (void **)&drv.ctx_get_device)) {
+    fprintf(stderr, "gemmshim: the CUDA driver lacks a function the shim needs; every call goes to cuBLAS\n");
+    return;
+  }
+  drv.ok = 1;
+}
+
+static int drv_ready(void)
+{
+  pthread_once(&drv_once, drv_init);
+  return drv.ok;
+}
+
+/* Per device: compute capability and SM count, read once. */
+static struct { atomic_int known; int major, minor, sms; } devices[GS_MAX_DEVICES];
+
+static int device_info(int dev, gs_gpu_place *out)
+{
+  if (dev < 0 || dev >= GS_MAX_DEVICES) return -1;
+  if (!atomic_load_explicit(&devices[dev].known, memory_order_acquire)) {
+    int major, minor, sms;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return -1;
+    devices[dev].major = major;
+    devices[dev].minor = minor;
+    devices[dev].sms = sms;
+    atomic_store_explicit(&devices[dev].known, 1, memory_order_release);
+  }
+  out->device = dev;
+  out->cc_major = devices[dev].major;
+  out->cc_minor = devices[dev].minor;
+  out->sm_count = devices[dev].sms;
+  return 0;
+}
+
+int gs_gpu_enter(void *stream, gs_gpu_entered *e)
+{
+  e->previous = NULL;
+  e->pushed = 0;
+  if (!drv_ready()) return -1;
+  CUcontext ctx = NULL, cur = NULL;
+  if (drv.ctx_get_current(&cur) != CUDA_SUCCESS) return -1;
+  /* The legacy and per-thread default streams belong to the current
+   * context; any other stream names its own. */
+  if (stream && stream != (void *)cudaStreamLegacy && stream != (void *)cudaStreamPerThread) {
+    if (drv.stream_get_ctx((CUstream)stream, &ctx) != CUDA_SUCCESS) return -1;
+  } else {
+    ctx = cur;
+  }
+  if (!ctx) return -1;
+  if (ctx != cur) {
+    if (drv.ctx_push(ctx) != CUDA_SUCCESS) return -1;
+    e->pushed = 1;
+  }
+  return 0;
+}
+
+void gs_gpu_leave(gs_gpu_entered *e)
+{
+  if (e->pushed) {
+    CUcontext popped;
+    drv.ctx_pop(&popped);
+    e->pushed = 0;
+  }
+}
+
+int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
+{
+  gs_gpu_entered e;
+  if (gs_gpu_enter(stream, &e) != 0) return -1;
+  CUdevice dev = -1;
+  int rc = drv.ctx_get_device(&dev) == CUDA_SUCCESS ? device_info((int)dev, out) : -1;
+  gs_gpu_leave(&e);
+  return rc;
+}
+
+int gs_gpu_stream_capturing(void *stream)
+{
+  enum cudaStreamCaptureStatus st;
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &st) != cudaSuccess) return 1;
+  return st != cudaStreamCaptureStatusNone;
+}

@@ -1,0 +1,30 @@
+/* What dispatch needs to know about the GPU a call runs on. Implemented in
+ * gpu.c on the shim's own CUDA runtime and driver entry points; unit tests
+ * link a fake instead. */
+#ifndef GS_GPU_H
+#define GS_GPU_H
+
+typedef struct gs_gpu_place {
+  int device;               /* ordinal of the stream's device */
+  int cc_major, cc_minor;   /* its compute capability */
+  int sm_count;
+} gs_gpu_place;
+
+/* Where a stream's work runs. 0 on success; -1 when the shim's CUDA runtime
+ * cannot start (no GPU, driver too old: said once on stderr) or the stream
+ * cannot be placed. Cheap after the first call per device. */
+int gs_gpu_place_stream(void *stream, gs_gpu_place *out);
+
+/* Nonzero when the stream is capturing a CUDA graph (or the query fails:
+ * then the caller must assume it is). */
+int gs_gpu_stream_capturing(void *stream);
+
+/* Make the stream's context current on this thread for a launch by the
+ * shim's runtime; gs_gpu_leave restores what was current (the app's runtime
+ * reads the driver's current context, so we leave it as we found it).
+ * 0 on success. */
+typedef struct gs_gpu_entered { void *previous; int pushed; } gs_gpu_entered;
+int gs_gpu_enter(void *stream, gs_gpu_entered *e);
+void gs_gpu_leave(gs_gpu_entered *e);
+
+#endif

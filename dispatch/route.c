@@ -1,0 +1,181 @@
+/* The routing decision. Pure policy over a gs_gemm: argument checks as
+ * cuBLAS makes them, then each variant's class, then where it measured a
+ * win, then whether this GPU can run it. */
+#include "route.h"
+
+#include <cublas_api.h>
+#include <cublasLt.h>
+#include <stdatomic.h>
+
+#include "config.h"
+#include "gpu.h"
+#include "health.h"
+
+static const char *const reason_names[GS_R_COUNT] = {
+  [GS_R_ROUTED] = "routed",
+  [GS_R_ROUTING_OFF] = "routing_off",
+  [GS_R_BAD_ARGS] = "bad_args",
+  [GS_R_EMPTY] = "empty",
+  [GS_R_DTYPE] = "dtype",
+  [GS_R_BATCHED] = "batched",
+  [GS_R_LAYOUT] = "layout",
+  [GS_R_SIZE_CLASS] = "size_class",
+  [GS_R_NOT_FASTER] = "not_faster",
+  [GS_R_STATE_UNREADABLE] = "state_unreadable",
+  [GS_R_MATH_MODE] = "math_mode",
+  [GS_R_POINTER_MODE] = "pointer_mode",
+  [GS_R_EPILOGUE] = "epilogue",
+  [GS_R_LT_ATTRIBUTE] = "lt_attribute",
+  [GS_R_ALIGNMENT] = "alignment",
+  [GS_R_NO_GPU] = "no_gpu",
+  [GS_R_ARCH] = "arch",
+  [GS_R_SM_COUNT] = "sm_count_target",
+  [GS_R_DISABLED] = "disabled",
+  [GS_R_LAUNCH_FAILED] = "launch_failed",
+};
+
+const char *gs_reason_name(gs_reason r)
+{
+  if ((unsigned)r >= GS_R_COUNT || !reason_names[r]) return "unknown";
+  return reason_names[r];
+}
+
+static int op_valid(int op)
+{
+  return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C;
+}
+
+static int64_t max1(int64_t v) { return v > 1 ? v : 1; }
+
+int gs_args_invalid(const gs_gemm *g)
+{
+  if (!op_valid(g->trans_a) || !op_valid(g->trans_b)) return 1;
+  if (g->m < 0 || g->n < 0 || g->k < 0 || g->batch < 0) return 1;
+  if (!g->alpha || !g->beta) return 1;
+  int64_t a_rows = g->trans_a == CUBLAS_OP_N ? g->m : g->k;
+  int64_t b_rows = g->trans_b == CUBLAS_OP_N ? g->k : g->n;
+  if (g->lda < max1(a_rows) || g->ldb < max1(b_rows) || g->ldc < max1(g->m))
+    return 1;
+  if (g->is_lt && g->ldd < max1(g->m)) return 1;
+  return 0;
+}
+
+static unsigned layout_bit(const gs_gemm *g)
+{
+  if ((g->trans_a != CUBLAS_OP_N && g->trans_a != CUBLAS_OP_T) ||
+      (g->trans_b != CUBLAS_OP_N && g->trans_b != CUBLAS_OP_T))
+    return 0;
+  return 1u << (g->trans_a + 2 * g->trans_b);
+}
+
+static unsigned epilogue_bit(const gs_gemm *g)
+{
+  if (!g->is_lt || g->epilogue == CUBLASLT_EPILOGUE_DEFAULT) return GS_EPI_NONE;
+  if (g->epilogue == CUBLASLT_EPILOGUE_BIAS) return GS_EPI_BIAS;
+  return 0;
+}
+
+static int aligned(const void *p, int bytes)
+{
+  return ((uintptr_t)p % (uintptr_t)bytes) == 0;
+}
+
+static gs_reason alignment_check(const gs_gemm *g, const gs_variant *v)
+{
+  int a = v->align_bytes;
+  if (!aligned(g->A, a) || !aligned(g->B, a) || !aligned(g->C, a) ||
+      (g->is_lt && !aligned(g->D, a)) ||
+      (epilogue_bit(g) == GS_EPI_BIAS && !aligned(g->bias, a)))
+    return GS_R_ALIGNMENT;
+  int64_t per = a / v->elem_bytes;
+  if (per > 1 && (g->lda % per || g->ldb % per || g->ldc % per ||
+                  (g->is_lt && g->ldd % per)))
+    return GS_R_ALIGNMENT;
+  return GS_R_ROUTED;
+}
+
+static int in_box(const gs_win_rule *w, const gs_gemm *g, unsigned lay)
+{
+  return (w->layouts & lay) && g->m >= w->m_min && g->m <= w->m_max &&
+         g->n >= w->n_min && g->n <= w->n_max && g->k >= w->k_min &&
+         g->k <= w->k_max;
+}
+
+/* Everything decidable from the call's arguments alone: the class, the
+ * tiling and the measured wins (GEMMSHIM_FORCE=1 routes the whole class). */
+static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
+{
+  if (!v->types_ok(g)) return GS_R_DTYPE;
+  if (g->batch != 1) return GS_R_BATCHED;
+  unsigned lay = layout_bit(g);
+  if (!(v->layouts & lay)) return GS_R_LAYOUT;
+  if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
+  if (gs_config()->force) return GS_R_ROUTED;
+  for (size_t i = 0; i < v->n_wins; i++)
+    if (in_box(&v->wins[i], g, lay)) return GS_R_ROUTED;
+  return GS_R_NOT_FASTER;
+}
+
+/* What needs the handle's or descriptor's state. */
+static gs_reason state_checks(const gs_gemm *g, const gs_variant *v)
+{
+  if (!v->math_ok(g)) return GS_R_MATH_MODE;
+  if (g->pointer_mode != 0 && g->pointer_mode != 1) return GS_R_POINTER_MODE;
+  unsigned epi = epilogue_bit(g);
+  if (!(v->epilogues & epi)) return GS_R_EPILOGUE;
+  if (epi == GS_EPI_BIAS && g->bias_type != v->bias_type) return GS_R_EPILOGUE;
+  if (g->lt_unhandled) return GS_R_LT_ATTRIBUTE;
+  return alignment_check(g, v);
+}
+
+static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
+                            gs_gpu_place *place, int *placed)
+{
+  if (!*placed) {
+    if (gs_gpu_place_stream(g->stream, place) != 0) return GS_R_NO_GPU;
+    *placed = 1;
+  }
+  if (place->cc_major != v->cc_major || place->cc_minor != v->cc_minor)
+    return GS_R_ARCH;
+  /* A target below the GPU's SM count asks us to leave SMs free; our grids
+   * do not know how yet. */
+  if (g->sm_count_target > 0 && g->sm_count_target < place->sm_count)
+    return GS_R_SM_COUNT;
+  if (!gs_variant_usable(v, place->device)) return GS_R_DISABLED;
+  return GS_R_ROUTED;
+}
+
+gs_decision gs_route(gs_gemm *g)
+{
+  gs_decision d = { GS_R_DTYPE, NULL, -1 };
+  if (!gs_config()->route) { d.reason = GS_R_ROUTING_OFF; return d; }
+  if (gs_args_invalid(g)) { d.reason = GS_R_BAD_ARGS; return d; }
+  if (g->m == 0 || g->n == 0 || g->k == 0) { d.reason = GS_R_EMPTY; return d; }
+
+  gs_gpu_place place = { -1, 0, 0, 0 };
+  int placed = 0;
+  for (size_t i = 0; i < gs_n_variants; i++) {
+    const gs_variant *v = gs_variants[i];
+    gs_reason r = static_checks(g, v);
+    if (r == GS_R_ROUTED && !g->state_loaded) {
+      if (!g->load_state || g->load_state(g) != 0) r = GS_R_STATE_UNREADABLE;
+      g->state_loaded = 1;
+    }
+    /* cuBLASLt leading dimensions arrive with the state */
+    if (r == GS_R_ROUTED && g->is_lt && gs_args_invalid(g)) {
+      d.reason = GS_R_BAD_ARGS;
+      return d;
+    }
+    if (r == GS_R_ROUTED) r = state_checks(g, v);
+    if (r == GS_R_ROUTED) r = gpu_checks(g, v, &place, &placed);
+    if (r == GS_R_ROUTED) {
+      d.reason = GS_R_ROUTED;
+      d.variant = v;
+      d.device = place.device;
+      return d;
+    }
+    if (r > d.reason) d.reason = r;
+  }
+  d.device = place.device;
+  return d;
+}

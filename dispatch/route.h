@@ -1,0 +1,52 @@
+/* The routing decision: a kernel variant of ours, or the real cuBLAS with a
+ * reason. Knows no symbol names: it sees only gs_gemm descriptors. */
+#ifndef GS_ROUTE_H
+#define GS_ROUTE_H
+
+#include "gemm.h"
+#include "variants.h"
+
+/* Why a call went where it went. The order is the order of the checks, so a
+ * later reason means the call got further; for a call no variant takes, the
+ * reason recorded is the furthest any variant got. What the arguments alone
+ * decide comes first, so most forwarded calls never pay for reading the
+ * handle's state. Keep gs_reason_name in step (route.c). */
+typedef enum gs_reason {
+  GS_R_ROUTED = 0,       /* served by one of our kernels */
+  GS_R_ROUTING_OFF,      /* GEMMSHIM_ROUTE=0: observe only */
+  GS_R_BAD_ARGS,         /* invalid arguments: cuBLAS gives its own status */
+  GS_R_EMPTY,            /* m, n or k is 0: nothing for a kernel to do */
+  GS_R_DTYPE,            /* no kernel for these types / compute type */
+  GS_R_BATCHED,          /* batch count above 1 */
+  GS_R_LAYOUT,           /* no kernel for this op(A)/op(B) combination */
+  GS_R_SIZE_CLASS,       /* dims outside what the kernel tiles */
+  GS_R_NOT_FASTER,       /* in the class, but not a measured win on the GPU */
+  GS_R_STATE_UNREADABLE, /* the handle or descriptor state could not be read */
+  GS_R_MATH_MODE,        /* math mode or compute type asks for another math */
+  GS_R_POINTER_MODE,     /* alpha/beta mode we do not handle (Lt vectors) */
+  GS_R_EPILOGUE,         /* cuBLASLt epilogue we do not fuse */
+  GS_R_LT_ATTRIBUTE,     /* another cuBLASLt attribute outside our whitelist */
+  GS_R_ALIGNMENT,        /* pointer or leading dimension alignment */
+  GS_R_NO_GPU,           /* the shim's CUDA runtime could not start */
+  GS_R_ARCH,             /* the kernel is not built for this GPU */
+  GS_R_SM_COUNT,         /* an SM-count target the kernel cannot honour */
+  GS_R_DISABLED,         /* variant disabled (self-check mismatch, failure) */
+  GS_R_LAUNCH_FAILED,    /* the launch failed: this call forwarded */
+  GS_R_COUNT
+} gs_reason;
+
+const char *gs_reason_name(gs_reason r);
+
+typedef struct gs_decision {
+  gs_reason reason;
+  const gs_variant *variant;  /* non-NULL iff reason == GS_R_ROUTED */
+  int device;                 /* the stream's device, when it was needed */
+} gs_decision;
+
+/* Decide where the call goes. May call g->load_state once. */
+gs_decision gs_route(gs_gemm *g);
+
+/* Argument checks as cuBLAS makes them; nonzero when the call is invalid. */
+int gs_args_invalid(const gs_gemm *g);
+
+#endif

@@ -1,0 +1,50 @@
+/* The kernel variants the router may pick, as data. A win rule is a box of
+ * shapes where the variant measured at least 1.02x cuBLAS on the GPU named
+ * beside it, in a benchmark CSV under bench/results/. No rule, no routing. */
+#include "variants.h"
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <library_types.h>
+
+#include "../kernels/sgemm_simt.h"
+
+/* FP32 in, FP32 out, FP32 math: Sgemm, GemmEx and cuBLASLt with
+ * COMPUTE_32F or _PEDANTIC (FAST_TF32 and friends ask for other math). */
+static int f32_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_32F && g->b_type == CUDA_R_32F && g->c_type == CUDA_R_32F &&
+         g->d_type == CUDA_R_32F &&
+         (g->compute_type == GS_NONE || g->compute_type == CUBLAS_COMPUTE_32F ||
+          g->compute_type == CUBLAS_COMPUTE_32F_PEDANTIC);
+}
+
+/* cuBLAS math mode is a bitmask (PyTorch ORs in DISALLOW_REDUCED_PRECISION_
+ * REDUCTION): only the low bits name the math. TF32 mode makes cuBLAS run
+ * tensor cores, far faster than any FP32 SIMT kernel: that stays cuBLAS's. */
+static int f32_strict_math(const gs_gemm *g)
+{
+  if (g->is_lt) return g->scale_type == CUDA_R_32F;
+  int math = g->math_mode & 0xf;
+  return math == CUBLAS_DEFAULT_MATH || math == CUBLAS_PEDANTIC_MATH;
+}
+
+static const gs_variant sgemm_simt = {
+  .name = "sgemm_simt",
+  .cc_major = 9, .cc_minor = 0,
+  .types_ok = f32_types,
+  .math_ok = f32_strict_math,
+  .layouts = GS_LAYOUT_ALL,
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
+  .bias_type = CUDA_R_32F,
+  .elem_bytes = 4,
+  .align_bytes = 16,
+  .m_mult = GS_SGEMM_SIMT_ALIGN_MN, .n_mult = GS_SGEMM_SIMT_ALIGN_MN,
+  .k_mult = GS_SGEMM_SIMT_ALIGN_K,
+  /* Measured wins (bench/results/): none yet, so nothing is routed. */
+  .wins = NULL, .n_wins = 0,
+  .launch = gs_sgemm_simt_launch,
+};
+
+const gs_variant *const gs_variants[] = { &sgemm_simt };
+const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

@@ -1,0 +1,41 @@
+/* The contract between dispatch/ and every kernel launcher.
+ *
+ * A launcher takes a plain descriptor and returns a status. It knows nothing
+ * of cuBLAS handles or entry points. Matrices are column-major, as in cuBLAS:
+ * D (m x n) = alpha * op(A) * op(B) + beta * C (+ bias broadcast along
+ * columns), op(A) is m x k, op(B) is k x n. */
+#ifndef GS_KERNEL_H
+#define GS_KERNEL_H
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum gs_kstatus {
+  GS_K_OK = 0,
+  GS_K_UNSUPPORTED,   /* the launcher refuses this problem (a dispatch bug) */
+  GS_K_LAUNCH_FAILED  /* the launch itself failed: the caller falls back */
+} gs_kstatus;
+
+typedef struct gs_kernel_args {
+  int64_t m, n, k;
+  int trans_a, trans_b;       /* 0 = N, 1 = T, as cublasOperation_t */
+  const void *A; int64_t lda;
+  const void *B; int64_t ldb;
+  const void *C; int64_t ldc; /* read only when beta != 0 */
+  void *D; int64_t ldd;       /* output; may alias C (same ld then) */
+  /* Scalars: host values, or device pointers when scalars_on_device. */
+  int scalars_on_device;
+  float alpha, beta;
+  const float *alpha_dev, *beta_dev;
+  const void *bias;           /* m elements added to every column, or NULL */
+  cudaStream_t stream;
+} gs_kernel_args;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

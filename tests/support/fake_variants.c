@@ -1,0 +1,62 @@
+#include "fake_variants.h"
+
+#include <cublas_api.h>
+#include <library_types.h>
+
+static gs_kstatus no_launch(const gs_kernel_args *a)
+{
+  (void)a;
+  return GS_K_UNSUPPORTED;
+}
+
+static int f32_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_32F && g->b_type == CUDA_R_32F && g->c_type == CUDA_R_32F &&
+         (g->compute_type == GS_NONE || g->compute_type == CUBLAS_COMPUTE_32F);
+}
+
+static int strict(const gs_gemm *g)
+{
+  int m = g->math_mode & 0xf;
+  return g->is_lt || m == CUBLAS_DEFAULT_MATH || m == CUBLAS_PEDANTIC_MATH;
+}
+
+static int bf16_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_16BF && g->b_type == CUDA_R_16BF &&
+         (g->c_type == CUDA_R_16BF || g->c_type == CUDA_R_32F) &&
+         g->compute_type == CUBLAS_COMPUTE_32F;
+}
+
+static int any_math(const gs_gemm *g)
+{
+  (void)g;
+  return 1;
+}
+
+static const gs_win_rule f32_wins[] = {
+  { GS_LAYOUT_NN | GS_LAYOUT_TN, 1024, 8192, 1024, 8192, 1024, 8192 },
+};
+
+static const gs_win_rule bf16_wins[] = {
+  { GS_LAYOUT_ALL, 1, INT64_MAX, 1, INT64_MAX, 1, INT64_MAX },
+};
+
+const gs_variant f32_variant = {
+  .name = "f32_test", .cc_major = 9, .cc_minor = 0,
+  .types_ok = f32_types, .math_ok = strict,
+  .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = CUDA_R_32F,
+  .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
+  .wins = f32_wins, .n_wins = 1, .launch = no_launch,
+};
+
+const gs_variant bf16_variant = {
+  .name = "bf16_test", .cc_major = 9, .cc_minor = 0,
+  .types_ok = bf16_types, .math_ok = any_math,
+  .layouts = GS_LAYOUT_TN, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_16BF,
+  .elem_bytes = 2, .align_bytes = 16, .m_mult = 64, .n_mult = 64, .k_mult = 64,
+  .wins = bf16_wins, .n_wins = 1, .launch = no_launch,
+};
+
+const gs_variant *const gs_variants[] = { &f32_variant, &bf16_variant };
+const size_t gs_n_variants = 2;

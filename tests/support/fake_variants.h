@@ -1,0 +1,21 @@
+/* Variants and a GPU for routing tests: the real rules in route.c run
+ * against these instead of the real kernels. */
+#ifndef GS_FAKE_VARIANTS_H
+#define GS_FAKE_VARIANTS_H
+
+#include "../../dispatch/gpu.h"
+#include "../../dispatch/variants.h"
+
+typedef struct fake_gpu_t {
+  int present, device, cc_major, cc_minor, sm_count;
+  int placements;
+} fake_gpu_t;
+extern fake_gpu_t fake_gpu;
+
+/* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
+ * 16-byte alignment, multiples of 128/128/16, wins on NN/TN 1024..8192.
+ * bf16_variant: BF16 in, BF16 or FP32 out, TN only, sm 9.0, multiples of
+ * 64, wins everywhere. */
+extern const gs_variant f32_variant, bf16_variant;
+
+#endif

@@ -1,0 +1,132 @@
+/* Parsing of the GEMMSHIM_* environment. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../dispatch/config.h"
+
+static const char *env_names[8], *env_values[8];
+static int env_n;
+
+static const char *table_getenv(const char *name)
+{
+  for (int i = 0; i < env_n; i++)
+    if (!strcmp(env_names[i], name)) return env_values[i];
+  return NULL;
+}
+
+static void set(const char *name, const char *value)
+{
+  env_names[env_n] = name;
+  env_values[env_n++] = value;
+}
+
+static int reset(void **s)
+{
+  (void)s;
+  env_n = 0;
+  return 0;
+}
+
+static void test_defaults(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.disable, 0);
+  assert_int_equal(c.route, 1);
+  assert_int_equal(c.verbose, 0);
+  assert_string_equal(c.log_path, "");
+  assert_string_equal(c.cublas_lib, "");
+}
+
+static void test_booleans(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  set("GEMMSHIM_DISABLE", "yes");
+  set("GEMMSHIM_ROUTE", "OFF");
+  set("GEMMSHIM_VERBOSE", "1");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.disable, 1);
+  assert_int_equal(c.route, 0);
+  assert_int_equal(c.verbose, 1);
+}
+
+static void test_malformed_values_warn_and_default(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *warn = open_memstream(&buf, &len);
+  set("GEMMSHIM_DISABLE", "maybe");
+  set("GEMMSHIM_ROUTE", "2");
+  assert_int_equal(gs_config_parse(&c, table_getenv, warn), 2);
+  fclose(warn);
+  assert_int_equal(c.disable, 0);
+  assert_int_equal(c.route, 1);
+  assert_non_null(strstr(buf, "GEMMSHIM_DISABLE=\"maybe\" is not a boolean"));
+  assert_non_null(strstr(buf, "GEMMSHIM_ROUTE=\"2\""));
+  free(buf);
+}
+
+static void test_paths(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  set("GEMMSHIM_CUBLAS_LIB", "/opt/x/libcublas.so.13");
+  set("GEMMSHIM_CUBLASLT_LIB", "/opt/x/libcublasLt.so.13");
+  set("GEMMSHIM_LOG", "/tmp/log.csv");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_string_equal(c.cublas_lib, "/opt/x/libcublas.so.13");
+  assert_string_equal(c.cublaslt_lib, "/opt/x/libcublasLt.so.13");
+  assert_string_equal(c.log_path, "/tmp/log.csv");
+}
+
+static void test_expand_pid(void **s)
+{
+  (void)s;
+  char out[64];
+  assert_int_equal(gs_expand_path("/tmp/gs.%p.csv", 4242, out, sizeof out), 0);
+  assert_string_equal(out, "/tmp/gs.4242.csv");
+  assert_int_equal(gs_expand_path("a%%p-%p-%p", 7, out, sizeof out), 0);
+  assert_string_equal(out, "a%p-7-7");
+  assert_int_equal(gs_expand_path("%x%", 7, out, sizeof out), 0);   /* others stay */
+  assert_string_equal(out, "%x%");
+  assert_int_equal(gs_expand_path("0123456789%p", 123456, out, 12), -1);
+  assert_string_equal(out, "");
+  assert_int_equal(gs_expand_path("0123456789a", 1, out, 12), 0);    /* exactly fits */
+  assert_int_equal(gs_expand_path("0123456789ab", 1, out, 12), -1);
+}
+
+static void test_too_long_path(void **s)
+{
+  (void)s;
+  static char longp[GS_PATH_MAX + 10];
+  memset(longp, 'a', sizeof longp - 1);
+  longp[sizeof longp - 1] = '\0';
+  gs_config_t c;
+  set("GEMMSHIM_LOG", longp);
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 1);
+  assert_string_equal(c.log_path, "");
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup(test_defaults, reset),
+    cmocka_unit_test_setup(test_booleans, reset),
+    cmocka_unit_test_setup(test_malformed_values_warn_and_default, reset),
+    cmocka_unit_test_setup(test_paths, reset),
+    cmocka_unit_test_setup(test_expand_pid, reset),
+    cmocka_unit_test_setup(test_too_long_path, reset),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

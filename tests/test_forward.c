@@ -1,0 +1,584 @@
+/* The shim in front of a fake cuBLAS, loaded the way PyTorch loads the real
+ * one (dlopen RTLD_LOCAL), and the other ways the shim must find it. Each
+ * test runs in a child process: the shim resolves its library once per
+ * process, and writes its log at exit. The child checks what it can see and
+ * exits non-zero on the first failure; the parent then reads the log. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cublasLt.h>
+#include <cublas_api.h>
+
+#include "fake/fake.h"
+
+/* ---- in the child ------------------------------------------------------ */
+
+#define CHECK(cond)                                                         \
+  do {                                                                      \
+    if (!(cond)) {                                                          \
+      fprintf(stderr, "%s:%d: child check failed: %s\n", __FILE__, __LINE__, #cond); \
+      _exit(1);                                                             \
+    }                                                                       \
+  } while (0)
+
+typedef struct libs {
+  void *shim, *blas, *lt;
+  fake_last_fn blas_last, lt_last;
+  fake_count_fn blas_count, lt_count;
+  fake_set_status_fn blas_status, lt_status;
+} libs;
+
+static char path_buf[4096];
+
+static const char *fake_path(const char *name)
+{
+  snprintf(path_buf, sizeof path_buf, "%s/%s", getenv("GS_FAKE_DIR"), name);
+  return path_buf;
+}
+
+/* The shim first, global, as LD_PRELOAD puts it; then the fakes. */
+static libs load(int fake_mode)
+{
+  libs L;
+  memset(&L, 0, sizeof L);
+  L.shim = dlopen(getenv("GS_SHIM"), RTLD_NOW | RTLD_GLOBAL);
+  if (!L.shim) fprintf(stderr, "%s\n", dlerror());
+  CHECK(L.shim);
+  if (fake_mode < 0) return L;
+  L.blas = dlopen(fake_path("libcublas.so.13"), RTLD_NOW | fake_mode);
+  CHECK(L.blas);
+  L.lt = dlopen(fake_path("libcublasLt.so.13"), RTLD_NOW | fake_mode);
+  CHECK(L.lt);
+  *(void **)&L.blas_last = dlsym(L.blas, "fake_last");
+  *(void **)&L.lt_last = dlsym(L.lt, "fake_last");
+  *(void **)&L.blas_count = dlsym(L.blas, "fake_count");
+  *(void **)&L.lt_count = dlsym(L.lt, "fake_count");
+  *(void **)&L.blas_status = dlsym(L.blas, "fake_set_status");
+  *(void **)&L.lt_status = dlsym(L.lt, "fake_set_status");
+  CHECK(L.blas_last && L.lt_last && L.blas_count && L.lt_count && L.blas_status && L.lt_status);
+  return L;
+}
+
+static void *shim_sym(const libs *L, const char *name)
+{
+  void *f = dlsym(L->shim, name);
+  CHECK(f);
+  return f;
+}
+
+static void check_words(const fake_call *c, const char *name, const uint64_t *w, int n)
+{
+  if (strcmp(c->name, name) != 0) fprintf(stderr, "last call %s, expected %s\n", c->name, name);
+  CHECK(!strcmp(c->name, name));
+  CHECK(c->n == n);
+  for (int i = 0; i < n; i++) {
+    if (c->w[i] != w[i])
+      fprintf(stderr, "%s: argument %d arrived as %#llx, sent %#llx\n", name, i,
+              (unsigned long long)c->w[i], (unsigned long long)w[i]);
+    CHECK(c->w[i] == w[i]);
+  }
+}
+
+/* Call through the shim, check every argument arrived and the status came
+ * back, for two different programmed statuses. */
+#define CALL_AND_CHECK(L, lastf, statusf, type, name, ...)                       \
+  do {                                                                          \
+    type fn = (type)shim_sym(L, #name);                                         \
+    const uint64_t expect[] = { FAKE_WORDS(__VA_ARGS__) };                      \
+    int statuses[2] = { CUBLAS_STATUS_EXECUTION_FAILED, CUBLAS_STATUS_SUCCESS }; \
+    for (int s = 0; s < 2; s++) {                                               \
+      (L)->statusf(statuses[s]);                                                \
+      CHECK((int)fn(__VA_ARGS__) == statuses[s]);                               \
+      check_words((L)->lastf(), #name, expect, FAKE_COUNT(__VA_ARGS__));        \
+    }                                                                           \
+  } while (0)
+
+typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const float *, const float *, int, const float *, int,
+                                   const float *, float *, int);
+typedef cublasStatus_t (*sgemm64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                     int64_t, int64_t, int64_t, const float *, const float *,
+                                     int64_t, const float *, int64_t, const float *, float *,
+                                     int64_t);
+typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                    int, int, const void *, const void *, cudaDataType, int,
+                                    const void *, cudaDataType, int, const void *, void *,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*gemmex64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                      int64_t, int64_t, int64_t, const void *, const void *,
+                                      cudaDataType, int64_t, const void *, cudaDataType, int64_t,
+                                      const void *, void *, cudaDataType, int64_t,
+                                      cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*sgemmsb_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                     int, int, const float *, const float *, int, long long,
+                                     const float *, int, long long, const float *, float *, int,
+                                     long long, int);
+typedef cublasStatus_t (*sgemmsb64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                       int64_t, int64_t, int64_t, const float *, const float *,
+                                       int64_t, long long, const float *, int64_t, long long,
+                                       const float *, float *, int64_t, long long, int64_t);
+typedef cublasStatus_t (*gemmsbex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                      int, int, const void *, const void *, cudaDataType, int,
+                                      long long, const void *, cudaDataType, int, long long,
+                                      const void *, void *, cudaDataType, int, long long, int,
+                                      cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*gemmsbex64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                        int64_t, int64_t, int64_t, const void *, const void *,
+                                        cudaDataType, int64_t, long long, const void *,
+                                        cudaDataType, int64_t, long long, const void *, void *,
+                                        cudaDataType, int64_t, long long, int64_t,
+                                        cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*ltmatmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
+                                      const void *, cublasLtMatrixLayout_t, const void *,
+                                      cublasLtMatrixLayout_t, const void *, const void *,
+                                      cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
+                                      const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
+
+static cublasHandle_t make_handle(const libs *L)
+{
+  cublasStatus_t (*create)(cublasHandle_t *) = (cublasStatus_t(*)(cublasHandle_t *))dlsym(L->blas, "cublasCreate_v2");
+  CHECK(create);
+  cublasHandle_t h;
+  CHECK(create(&h) == CUBLAS_STATUS_SUCCESS);
+  return h;
+}
+
+/* A cuBLASLt call's descriptor and layouts, made with the fake's own API. */
+typedef struct lt_objs {
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t a, b, c, d;
+} lt_objs;
+
+static lt_objs make_lt(const libs *L, cudaDataType t, int m, int n, int k, int ta, int tb)
+{
+  cublasStatus_t (*desc_create)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+  cublasStatus_t (*desc_set)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t);
+  cublasStatus_t (*lay_create)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t);
+  *(void **)&desc_create = dlsym(L->lt, "cublasLtMatmulDescCreate");
+  *(void **)&desc_set = dlsym(L->lt, "cublasLtMatmulDescSetAttribute");
+  *(void **)&lay_create = dlsym(L->lt, "cublasLtMatrixLayoutCreate");
+  CHECK(desc_create && desc_set && lay_create);
+  lt_objs o;
+  CHECK(!desc_create(&o.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  CHECK(!desc_set(o.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CHECK(!desc_set(o.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  CHECK(!lay_create(&o.a, t, ta ? k : m, ta ? m : k, ta ? k : m));
+  CHECK(!lay_create(&o.b, t, tb ? n : k, tb ? k : n, tb ? n : k));
+  CHECK(!lay_create(&o.c, t, m, n, m));
+  CHECK(!lay_create(&o.d, t, m, n, m));
+  return o;
+}
+
+static void lt_desc_set(const libs *L, cublasLtMatmulDesc_t d, int attr, const void *v, size_t size)
+{
+  cublasStatus_t (*desc_set)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *, size_t);
+  *(void **)&desc_set = dlsym(L->lt, "cublasLtMatmulDescSetAttribute");
+  CHECK(desc_set && !desc_set(d, (cublasLtMatmulDescAttributes_t)attr, v, size));
+}
+
+static void lt_layout_set(const libs *L, cublasLtMatrixLayout_t l, int attr, const void *v, size_t size)
+{
+  cublasStatus_t (*set)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, const void *, size_t);
+  *(void **)&set = dlsym(L->lt, "cublasLtMatrixLayoutSetAttribute");
+  CHECK(set && !set(l, (cublasLtMatrixLayoutAttribute_t)attr, v, size));
+}
+
+/* Distinct, recognisable pointer values: the fake never dereferences A/B/C. */
+#define P(x) ((void *)(uintptr_t)(0x10000u * (x)))
+
+static void every_entry_point(const libs *L)
+{
+  cublasHandle_t h = make_handle(L);
+  float alpha = 1.5f, beta = 0.25f;
+  CALL_AND_CHECK(L, blas_last, blas_status, sgemm_fn, cublasSgemm_v2, h, CUBLAS_OP_T, CUBLAS_OP_N,
+                 11, 12, 13, &alpha, P(1), 14, P(2), 15, &beta, P(3), 16);
+  CALL_AND_CHECK(L, blas_last, blas_status, sgemm64_fn, cublasSgemm_v2_64, h, CUBLAS_OP_N,
+                 CUBLAS_OP_T, (int64_t)1 << 33, 21, 22, &alpha, P(4), (int64_t)1 << 34, P(5),
+                 (int64_t)23, &beta, P(6), (int64_t)24);
+  CALL_AND_CHECK(L, blas_last, blas_status, gemmex_fn, cublasGemmEx, h, CUBLAS_OP_T, CUBLAS_OP_T,
+                 31, 32, 33, &alpha, P(7), CUDA_R_16BF, 34, P(8), CUDA_R_16BF, 35, &beta, P(9),
+                 CUDA_R_32F, 36, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+  CALL_AND_CHECK(L, blas_last, blas_status, gemmex64_fn, cublasGemmEx_64, h, CUBLAS_OP_N,
+                 CUBLAS_OP_N, (int64_t)41, (int64_t)42, (int64_t)43, &alpha, P(10), CUDA_R_16F,
+                 (int64_t)44, P(11), CUDA_R_16F, (int64_t)45, &beta, P(12), CUDA_R_16F,
+                 (int64_t)46, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+  CALL_AND_CHECK(L, blas_last, blas_status, sgemmsb_fn, cublasSgemmStridedBatched, h,
+                 CUBLAS_OP_T, CUBLAS_OP_N, 51, 52, 53, &alpha, P(13), 54, 5501LL, P(14), 56,
+                 5701LL, &beta, P(15), 58, 5901LL, 7);
+  CALL_AND_CHECK(L, blas_last, blas_status, sgemmsb64_fn, cublasSgemmStridedBatched_64, h,
+                 CUBLAS_OP_N, CUBLAS_OP_N, (int64_t)61, (int64_t)62, (int64_t)63, &alpha, P(16),
+                 (int64_t)64, 6501LL, P(17), (int64_t)66, 6701LL, &beta, P(18), (int64_t)68,
+                 6901LL, (int64_t)9);
+  CALL_AND_CHECK(L, blas_last, blas_status, gemmsbex_fn, cublasGemmStridedBatchedEx, h,
+                 CUBLAS_OP_N, CUBLAS_OP_T, 71, 72, 73, &alpha, P(19), CUDA_R_16BF, 74, 7501LL,
+                 P(20), CUDA_R_16BF, 76, 7701LL, &beta, P(21), CUDA_R_16BF, 78, 7901LL, 3,
+                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+  CALL_AND_CHECK(L, blas_last, blas_status, gemmsbex64_fn, cublasGemmStridedBatchedEx_64, h,
+                 CUBLAS_OP_T, CUBLAS_OP_N, (int64_t)81, (int64_t)82, (int64_t)83, &alpha, P(22),
+                 CUDA_R_32F, (int64_t)84, 8501LL, P(23), CUDA_R_32F, (int64_t)86, 8701LL, &beta,
+                 P(24), CUDA_R_32F, (int64_t)88, 8901LL, (int64_t)4, CUBLAS_COMPUTE_32F_PEDANTIC,
+                 CUBLAS_GEMM_DEFAULT);
+  lt_objs o = make_lt(L, CUDA_R_32F, 128, 256, 64, 1, 0);
+  CALL_AND_CHECK(L, lt_last, lt_status, ltmatmul_fn, cublasLtMatmul, (cublasLtHandle_t)P(25),
+                 o.desc, &alpha, P(26), o.a, P(27), o.b, &beta, P(28), o.c, P(29), o.d,
+                 (const cublasLtMatmulAlgo_t *)P(30), P(31), (size_t)4096, (cudaStream_t)P(32));
+}
+
+/* ---- in the parent ----------------------------------------------------- */
+
+typedef void (*child_fn)(void);
+
+static char log_dir[256];
+
+static void set_log_env(void)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/gemmshim.%%p.csv", log_dir);
+  setenv("GEMMSHIM_LOG", path, 1);
+}
+
+/* Run fn in a child with the given environment additions ("NAME=value",
+ * NULL-terminated); returns the child's pid after checking it succeeded. */
+static pid_t run_child(child_fn fn, const char *const *env)
+{
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    /* CMocka's handlers would resume its test loop inside the child */
+    int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
+    for (const char *const *e = env; e && *e; e++) putenv((char *)*e);
+    fn();
+    exit(0);  /* exit, not _exit: the shim writes its log at exit */
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  return pid;
+}
+
+/* The log a child wrote, or NULL when there is none. */
+static char *read_log(pid_t pid)
+{
+  char path[512];
+  snprintf(path, sizeof path, "%s/gemmshim.%ld.csv", log_dir, (long)pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  unlink(path);
+  return buf;
+}
+
+static int count_lines(const char *s)
+{
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static void child_every_entry_local(void)
+{
+  libs L = load(RTLD_LOCAL);
+  every_entry_point(&L);
+}
+
+static void test_every_entry_point_rtld_local(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_every_entry_local, NULL);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  /* header + one row per entry point (each called twice, same shape) */
+  assert_int_equal(count_lines(log), 1 + 9);
+  assert_non_null(strstr(log, ",cublasSgemm_v2,f32,f32,f32,-,TN,-,11,12,13,1,cublas,"));
+  assert_non_null(strstr(log, ",cublasGemmStridedBatchedEx,bf16,bf16,bf16,32f,NT,-,71,72,73,3,cublas,dtype,2\n"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,default,128,256,64,1,cublas,"));
+}
+
+static void child_every_entry_global(void)
+{
+  libs L = load(RTLD_GLOBAL);
+  every_entry_point(&L);
+}
+
+static void test_every_entry_point_rtld_global(void **state)
+{
+  (void)state;
+  unsetenv("GEMMSHIM_LOG");
+  run_child(child_every_entry_global, NULL);
+}
+
+/* GEMMSHIM_CUBLAS_LIB names the copy: nothing loaded beforehand. */
+static void child_explicit_path(void)
+{
+  libs L = load(-1);
+  float one = 1.0f;
+  sgemm_fn f = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  /* a handle made by the copy the shim is told to use */
+  void *named = dlopen(getenv("GEMMSHIM_CUBLAS_LIB"), RTLD_NOW | RTLD_LOCAL);
+  CHECK(named);
+  L.blas = named;
+  CHECK(f(make_handle(&L), CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, P(2), 1, P(3), 1, &one,
+          P(4), 1) == CUBLAS_STATUS_SUCCESS);
+  void *blas = dlopen(fake_path("libcublas.so.13"), RTLD_NOW | RTLD_NOLOAD);
+  CHECK(blas);
+  fake_count_fn count = (fake_count_fn)dlsym(blas, "fake_count");
+  CHECK(count && count("cublasSgemm_v2") == 1);
+}
+
+static void test_explicit_library_path(void **state)
+{
+  (void)state;
+  unsetenv("GEMMSHIM_LOG");
+  static char env[4200];
+  snprintf(env, sizeof env, "GEMMSHIM_CUBLAS_LIB=%s/libcublas.so.13", getenv("GS_FAKE_DIR"));
+  const char *e[] = { env, NULL };
+  run_child(child_explicit_path, e);
+}
+
+static void child_missing(void)
+{
+  libs L = load(-1);
+  float one = 1.0f;
+  sgemm_fn f = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  ltmatmul_fn lt = (ltmatmul_fn)shim_sym(&L, "cublasLtMatmul");
+  for (int i = 0; i < 2; i++) {
+    CHECK(f(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, NULL, 1, NULL, 1, &one, NULL, 1) ==
+          CUBLAS_STATUS_NOT_INITIALIZED);
+    CHECK(lt(NULL, NULL, &one, NULL, NULL, NULL, NULL, &one, NULL, NULL, NULL, NULL, NULL, NULL,
+             0, NULL) == CUBLAS_STATUS_NOT_INITIALIZED);
+  }
+}
+
+static void test_missing_library_is_not_initialized(void **state)
+{
+  (void)state;
+  unsetenv("GEMMSHIM_LOG");
+  const char *e[] = { "GEMMSHIM_CUBLAS_LIB=/nonexistent/libcublas.so.13",
+                      "GEMMSHIM_CUBLASLT_LIB=/nonexistent/libcublasLt.so.13", NULL };
+  run_child(child_missing, e);
+}
+
+/* libcublas calls cublasLtMatmul from inside cublasGemmEx: that call must
+ * reach the real (fake) Lt, unrouted and uncounted. */
+static void child_nested(void)
+{
+  libs L = load(RTLD_LOCAL);
+  cublasHandle_t h = make_handle(&L);
+  float one = 1.0f;
+  gemmex_fn f = (gemmex_fn)shim_sym(&L, "cublasGemmEx");
+  CHECK(f(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, P(1), CUDA_R_32F, 8, P(2), CUDA_R_32F, 8,
+          &one, P(3), CUDA_R_32F, 8, CUBLAS_COMPUTE_32F, (cublasGemmAlgo_t)FAKE_ALGO_NESTED_LT) ==
+        CUBLAS_STATUS_SUCCESS);
+  CHECK(L.lt_count("cublasLtMatmul") == 1);
+  CHECK(L.blas_count("cublasGemmEx") == 1);
+}
+
+static void test_nested_lt_call_passes_through(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_nested, NULL);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  assert_int_equal(count_lines(log), 2);
+  assert_non_null(strstr(log, ",cublasGemmEx,f32,f32,f32,32f,NN,-,8,8,8,1,cublas,size_class,1\n"));
+  assert_null(strstr(log, "cublasLtMatmul"));
+}
+
+#define N_THREADS 16
+static pthread_barrier_t barrier;
+static sgemm_fn threaded_sgemm;
+static cublasHandle_t threaded_handle;
+
+static void *first_call(void *arg)
+{
+  (void)arg;
+  float one = 1.0f;
+  pthread_barrier_wait(&barrier);
+  return (void *)(intptr_t)threaded_sgemm(threaded_handle, CUBLAS_OP_N, CUBLAS_OP_N, 128, 128,
+                                          128, &one, P(1), 128, P(2), 128, &one, P(3), 128);
+}
+
+static void child_threads(void)
+{
+  libs L = load(RTLD_LOCAL);
+  threaded_handle = make_handle(&L);
+  threaded_sgemm = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  L.blas_status(CUBLAS_STATUS_ARCH_MISMATCH);
+  pthread_t t[N_THREADS];
+  pthread_barrier_init(&barrier, NULL, N_THREADS);
+  for (int i = 0; i < N_THREADS; i++) CHECK(!pthread_create(&t[i], NULL, first_call, NULL));
+  for (int i = 0; i < N_THREADS; i++) {
+    void *ret;
+    CHECK(!pthread_join(t[i], &ret));
+    CHECK((intptr_t)ret == CUBLAS_STATUS_ARCH_MISMATCH);
+  }
+  CHECK(L.blas_count("cublasSgemm_v2") == N_THREADS);
+}
+
+static void test_sixteen_threads_first_call(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_threads, NULL);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  assert_int_equal(count_lines(log), 2);
+  assert_non_null(strstr(log, ",cublasSgemm_v2,f32,f32,f32,-,NN,-,128,128,128,1,cublas,not_faster,16\n"));
+}
+
+static void child_disabled(void)
+{
+  libs L = load(RTLD_LOCAL);
+  every_entry_point(&L);
+}
+
+static void test_disable_is_pure_pass_through(void **state)
+{
+  (void)state;
+  set_log_env();
+  const char *e[] = { "GEMMSHIM_DISABLE=1", NULL };
+  pid_t pid = run_child(child_disabled, e);
+  assert_null(read_log(pid));   /* no descriptor, so nothing counted */
+}
+
+static void child_no_calls(void) { load(RTLD_LOCAL); }
+
+static void test_no_gemm_no_log(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_no_calls, NULL);
+  assert_null(read_log(pid));
+}
+
+/* Routing reasons as the log reports them, with GEMMSHIM_FORCE=1 so that
+ * calls in a kernel's class get past the (empty) win table to the checks
+ * that read the handle and the cuBLASLt descriptors. The fake handle's
+ * stream is no GPU stream: calls that pass every check end at no_gpu. */
+static void child_reasons(void)
+{
+  libs L = load(RTLD_LOCAL);
+  cublasHandle_t h = make_handle(&L);
+  float one = 1.0f;
+  sgemm_fn s = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  ltmatmul_fn lt = (ltmatmul_fn)shim_sym(&L, "cublasLtMatmul");
+  cublasStatus_t (*set_math)(cublasHandle_t, cublasMath_t);
+  *(void **)&set_math = dlsym(L.blas, "cublasSetMathMode");
+  /* in class: every check passes up to the GPU */
+  CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &one, P(1), 256, P(2), 256, &one, P(3), 256));
+  /* invalid: lda < m */
+  CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &one, P(1), 100, P(2), 256, &one, P(3), 256));
+  /* misaligned pointer */
+  CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &one, (void *)0x10004, 256, P(2), 256, &one, P(3), 256));
+  /* TF32 math (with PyTorch's extra bit) stays cuBLAS's */
+  set_math(h, (cublasMath_t)(CUBLAS_TF32_TENSOR_OP_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  CHECK(!s(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 256, 256, &one, P(1), 256, P(2), 256, &one, P(3), 256));
+  /* PEDANTIC with the same bit is strict FP32: in class */
+  set_math(h, (cublasMath_t)(CUBLAS_PEDANTIC_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+  CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_T, 256, 256, 256, &one, P(1), 256, P(2), 256, &one, P(3), 256));
+
+  lt_objs o = make_lt(&L, CUDA_R_32F, 128, 128, 128, 1, 0);
+  uint32_t relu = CUBLASLT_EPILOGUE_RELU;
+  lt_desc_set(&L, o.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &relu, sizeof relu);
+  CHECK(!lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL));
+  lt_objs r = make_lt(&L, CUDA_R_32F, 128, 128, 256, 1, 0);
+  int32_t row = CUBLASLT_ORDER_ROW;
+  lt_layout_set(&L, r.c, CUBLASLT_MATRIX_LAYOUT_ORDER, &row, sizeof row);
+  CHECK(!lt(NULL, r.desc, &one, P(1), r.a, P(2), r.b, &one, P(3), r.c, P(4), r.d, NULL, NULL, 0, NULL));
+  lt_objs b = make_lt(&L, CUDA_R_32F, 128, 128, 512, 1, 0);
+  uint32_t bias = CUBLASLT_EPILOGUE_BIAS;
+  void *bias_ptr = P(5);
+  lt_desc_set(&L, b.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &bias, sizeof bias);
+  lt_desc_set(&L, b.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof bias_ptr);
+  CHECK(!lt(NULL, b.desc, &one, P(1), b.a, P(2), b.b, &one, P(3), b.c, P(4), b.d, NULL, NULL, 0, NULL));
+  int32_t vec = CUBLASLT_POINTER_MODE_DEVICE_VECTOR;
+  lt_desc_set(&L, b.desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &vec, sizeof vec);
+  CHECK(!lt(NULL, b.desc, &one, P(1), b.a, P(2), b.b, &one, P(3), b.c, P(4), b.d, NULL, NULL, 0, NULL));
+}
+
+static void test_reasons_in_log(void **state)
+{
+  (void)state;
+  set_log_env();
+  const char *e[] = { "GEMMSHIM_FORCE=1", NULL };
+  pid_t pid = run_child(child_reasons, e);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,no_gpu,1\n"));
+  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,bad_args,1\n"));
+  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,alignment,1\n"));
+  assert_non_null(strstr(log, ",TN,-,256,256,256,1,cublas,math_mode,1\n"));
+  assert_non_null(strstr(log, ",NT,-,256,256,256,1,cublas,no_gpu,1\n"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,relu,128,128,128,1,cublas,epilogue,1\n"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,default,128,128,256,1,cublas,lt_attribute,1\n"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,no_gpu,1\n"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,pointer_mode,1\n"));
+}
+
+static void child_route_off(void)
+{
+  libs L = load(RTLD_LOCAL);
+  cublasHandle_t h = make_handle(&L);
+  float one = 1.0f;
+  sgemm_fn s = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &one, P(1), 256, P(2), 256, &one, P(3), 256));
+}
+
+static void test_route_off_observes_only(void **state)
+{
+  (void)state;
+  set_log_env();
+  const char *e[] = { "GEMMSHIM_ROUTE=0", NULL };
+  pid_t pid = run_child(child_route_off, e);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  assert_non_null(strstr(log, "cublas,routing_off,1\n"));
+  const char *header = "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count\n";
+  assert_true(!strncmp(log, header, strlen(header)));
+}
+
+int main(void)
+{
+  if (!getenv("GS_SHIM") || !getenv("GS_FAKE_DIR")) {
+    fprintf(stderr, "test_forward: run through make check (GS_SHIM, GS_FAKE_DIR unset)\n");
+    return 1;
+  }
+  snprintf(log_dir, sizeof log_dir, "/tmp/gemmshim-test.%ld", (long)getpid());
+  mkdir(log_dir, 0700);
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_every_entry_point_rtld_local),
+    cmocka_unit_test(test_every_entry_point_rtld_global),
+    cmocka_unit_test(test_explicit_library_path),
+    cmocka_unit_test(test_missing_library_is_not_initialized),
+    cmocka_unit_test(test_nested_lt_call_passes_through),
+    cmocka_unit_test(test_sixteen_threads_first_call),
+    cmocka_unit_test(test_disable_is_pure_pass_through),
+    cmocka_unit_test(test_no_gemm_no_log),
+    cmocka_unit_test(test_reasons_in_log),
+    cmocka_unit_test(test_route_off_observes_only),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  rmdir(log_dir);
+  return rc;
+}

@@ -1,0 +1,349 @@
+/* The routing rules of dispatch/route.c, against test variants and a fake
+ * GPU: every reason, in the order the checks are made. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cublasLt.h>
+#include <cublas_api.h>
+
+#include "../dispatch/config.h"
+#include "../dispatch/health.h"
+#include "../dispatch/route.h"
+#include "support/fake_variants.h"
+
+static float one = 1.0f;
+static int state_loads;
+static int state_math;
+static int state_pointer_mode;
+static int state_sm_target;
+
+static int load_state(gs_gemm *g)
+{
+  state_loads++;
+  g->pointer_mode = state_pointer_mode;
+  g->math_mode = state_math;
+  g->sm_count_target = state_sm_target;
+  g->stream = NULL;
+  return 0;
+}
+
+static int load_state_fails(gs_gemm *g)
+{
+  (void)g;
+  state_loads++;
+  return -1;
+}
+
+/* A valid, aligned FP32 NN 2048^3 call that f32_variant wins. */
+static gs_gemm f32_call(void)
+{
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.entry_name = "test";
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_32F;
+  g.compute_type = GS_NONE;
+  g.scale_type = GS_NONE;
+  g.trans_a = g.trans_b = CUBLAS_OP_N;
+  g.m = g.n = g.k = 2048;
+  g.lda = g.ldb = g.ldc = g.ldd = 2048;
+  g.batch = 1;
+  g.A = (void *)0x100000; g.B = (void *)0x200000; g.C = (void *)0x300000; g.D = (void *)g.C;
+  g.alpha = &one; g.beta = &one;
+  g.pointer_mode = g.math_mode = g.epilogue = g.bias_type = GS_NONE;
+  g.load_state = load_state;
+  return g;
+}
+
+static int setup(void **s)
+{
+  (void)s;
+  state_loads = 0;
+  state_math = CUBLAS_DEFAULT_MATH;
+  state_pointer_mode = 0;
+  state_sm_target = 0;
+  fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0 };
+  return 0;
+}
+
+static gs_reason route(gs_gemm g)
+{
+  return gs_route(&g).reason;
+}
+
+static void test_routes_a_win(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call();
+  gs_decision d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &f32_variant);
+  assert_int_equal(d.device, 0);
+  assert_int_equal(state_loads, 1);
+}
+
+static void test_bad_args(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.m = -1;
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.lda = 2047;
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.trans_a = CUBLAS_OP_T; g.k = 4096; g.lda = 4095;  /* T: lda >= k */
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.trans_b = CUBLAS_OP_T; g.ldb = 2047;              /* T: ldb >= n */
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.ldc = 1000;
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.alpha = NULL;
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.trans_a = 7;
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  g = f32_call(); g.batch = -2;
+  assert_int_equal(route(g), GS_R_BAD_ARGS);
+  /* bad arguments never cost a state read */
+  assert_int_equal(state_loads, 0);
+}
+
+static void test_empty_problem(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.k = 0;
+  assert_int_equal(route(g), GS_R_EMPTY);
+}
+
+static void test_dtype_and_compute_type(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.a_type = g.b_type = g.c_type = CUDA_R_16F;
+  assert_int_equal(route(g), GS_R_DTYPE);
+  g = f32_call(); g.compute_type = CUBLAS_COMPUTE_32F_FAST_TF32;
+  assert_int_equal(route(g), GS_R_DTYPE);
+  /* a forwarded dtype pays no state read */
+  assert_int_equal(state_loads, 0);
+}
+
+static void test_batched(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.batch = 4; g.is_batched_api = 1;
+  assert_int_equal(route(g), GS_R_BATCHED);
+  g = f32_call(); g.batch = 1; g.is_batched_api = 1;   /* batch of one is a GEMM */
+  assert_int_equal(route(g), GS_R_ROUTED);
+}
+
+static void test_layout(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.trans_a = CUBLAS_OP_C;
+  assert_int_equal(route(g), GS_R_LAYOUT);
+  /* bf16 only takes TN: NN goes furthest with no kernel for the layout */
+  g = f32_call(); g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16BF;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  assert_int_equal(route(g), GS_R_LAYOUT);
+  g.trans_a = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_ROUTED);
+}
+
+static void test_math_mode_is_a_bitmask(void **s)
+{
+  (void)s;
+  state_math = CUBLAS_TF32_TENSOR_OP_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+  assert_int_equal(route(f32_call()), GS_R_MATH_MODE);
+  state_math = CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+  state_math = CUBLAS_PEDANTIC_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
+static void test_state_unreadable(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.load_state = load_state_fails;
+  assert_int_equal(route(g), GS_R_STATE_UNREADABLE);
+  g = f32_call(); g.load_state = NULL;
+  assert_int_equal(route(g), GS_R_STATE_UNREADABLE);
+}
+
+static void test_pointer_modes(void **s)
+{
+  (void)s;
+  state_pointer_mode = 1;
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+  state_pointer_mode = CUBLASLT_POINTER_MODE_DEVICE_VECTOR;
+  assert_int_equal(route(f32_call()), GS_R_POINTER_MODE);
+}
+
+static int lt_state(gs_gemm *g)
+{
+  g->pointer_mode = 0;
+  g->scale_type = CUDA_R_32F;
+  return 0;
+}
+
+static gs_gemm lt_call(int epilogue, int bias_type)
+{
+  gs_gemm g = f32_call();
+  g.is_lt = 1;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.D = (void *)0x400000;
+  g.epilogue = epilogue;
+  g.bias = (void *)0x500000;
+  g.bias_type = bias_type;
+  g.load_state = lt_state;
+  return g;
+}
+
+static void test_lt_epilogues_and_attributes(void **s)
+{
+  (void)s;
+  assert_int_equal(route(lt_call(CUBLASLT_EPILOGUE_DEFAULT, CUDA_R_32F)), GS_R_ROUTED);
+  assert_int_equal(route(lt_call(CUBLASLT_EPILOGUE_BIAS, CUDA_R_32F)), GS_R_ROUTED);
+  assert_int_equal(route(lt_call(CUBLASLT_EPILOGUE_BIAS, CUDA_R_16BF)), GS_R_EPILOGUE);
+  assert_int_equal(route(lt_call(CUBLASLT_EPILOGUE_RELU_BIAS, CUDA_R_32F)), GS_R_EPILOGUE);
+  assert_int_equal(route(lt_call(CUBLASLT_EPILOGUE_GELU, CUDA_R_32F)), GS_R_EPILOGUE);
+  gs_gemm g = lt_call(CUBLASLT_EPILOGUE_DEFAULT, CUDA_R_32F);
+  g.lt_unhandled = "LAYOUT_ORDER";
+  assert_int_equal(route(g), GS_R_LT_ATTRIBUTE);
+  g = lt_call(CUBLASLT_EPILOGUE_BIAS, CUDA_R_32F);
+  g.bias = (void *)0x500004;
+  assert_int_equal(route(g), GS_R_ALIGNMENT);
+  g = lt_call(CUBLASLT_EPILOGUE_DEFAULT, CUDA_R_32F);
+  g.D = (void *)0x400008;
+  assert_int_equal(route(g), GS_R_ALIGNMENT);
+  g = lt_call(CUBLASLT_EPILOGUE_DEFAULT, CUDA_R_32F);
+  g.ldd = 2050;
+  assert_int_equal(route(g), GS_R_ALIGNMENT);
+}
+
+static void test_alignment(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.B = (void *)0x200004;
+  assert_int_equal(route(g), GS_R_ALIGNMENT);
+  g = f32_call(); g.lda = 2050;    /* 2050 * 4 bytes is not a 16-byte multiple */
+  assert_int_equal(route(g), GS_R_ALIGNMENT);
+  g = f32_call(); g.lda = 2052;    /* sub-matrix view: ld > rows, still aligned */
+  assert_int_equal(route(g), GS_R_ROUTED);
+}
+
+static void test_size_class_and_wins(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.m = 2000; g.ldc = 2048;
+  assert_int_equal(route(g), GS_R_SIZE_CLASS);
+  g = f32_call(); g.k = 2056; g.ldb = 2064;
+  assert_int_equal(route(g), GS_R_SIZE_CLASS);
+  g = f32_call(); g.m = g.n = g.k = 512; g.lda = g.ldb = g.ldc = 512;
+  assert_int_equal(route(g), GS_R_NOT_FASTER);     /* in class, below the box */
+  g = f32_call(); g.trans_b = CUBLAS_OP_T;         /* NT: no measured win */
+  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  g = f32_call(); g.trans_a = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_ROUTED);
+}
+
+static void test_not_a_win_reads_no_state(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.trans_b = CUBLAS_OP_T;   /* NT: outside the box */
+  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(state_loads, 0);
+  assert_int_equal(fake_gpu.placements, 0);
+}
+
+static void test_force_routes_the_whole_class(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_FORCE", "1", 1);
+  gs_config_reload();
+  gs_gemm g = f32_call(); g.trans_b = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_ROUTED);
+  g = f32_call(); g.m = 2000; g.ldc = 2048;         /* the class still holds */
+  assert_int_equal(route(g), GS_R_SIZE_CLASS);
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
+  g = f32_call(); g.trans_b = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_NOT_FASTER);
+}
+
+static void test_routing_off(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_ROUTE", "0", 1);
+  gs_config_reload();
+  assert_int_equal(route(f32_call()), GS_R_ROUTING_OFF);
+  unsetenv("GEMMSHIM_ROUTE");
+  gs_config_reload();
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
+static void test_gpu_checks(void **s)
+{
+  (void)s;
+  fake_gpu.present = 0;
+  assert_int_equal(route(f32_call()), GS_R_NO_GPU);
+  fake_gpu.present = 1;
+  fake_gpu.cc_major = 10;
+  assert_int_equal(route(f32_call()), GS_R_ARCH);
+  fake_gpu.cc_major = 9;
+  state_sm_target = 100;   /* the caller leaves SMs free for communication */
+  assert_int_equal(route(f32_call()), GS_R_SM_COUNT);
+  state_sm_target = 132;
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
+static void test_no_gpu_query_for_forwarded_classes(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.m = 100; g.ldc = 2048;
+  route(g);
+  assert_int_equal(fake_gpu.placements, 0);
+}
+
+static void test_disabled_variant(void **s)
+{
+  (void)s;
+  fake_gpu.device = 3;
+  gs_variant_disable(&f32_variant, 3, "test");
+  assert_int_equal(route(f32_call()), GS_R_DISABLED);
+  fake_gpu.device = 2;     /* disabled on device 3 only */
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
+static void test_reason_names(void **s)
+{
+  (void)s;
+  for (int r = 0; r < GS_R_COUNT; r++) assert_string_not_equal(gs_reason_name((gs_reason)r), "unknown");
+  assert_string_equal(gs_reason_name(GS_R_NOT_FASTER), "not_faster");
+  assert_string_equal(gs_reason_name(GS_R_COUNT), "unknown");
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup(test_routes_a_win, setup),
+    cmocka_unit_test_setup(test_bad_args, setup),
+    cmocka_unit_test_setup(test_empty_problem, setup),
+    cmocka_unit_test_setup(test_dtype_and_compute_type, setup),
+    cmocka_unit_test_setup(test_batched, setup),
+    cmocka_unit_test_setup(test_layout, setup),
+    cmocka_unit_test_setup(test_math_mode_is_a_bitmask, setup),
+    cmocka_unit_test_setup(test_state_unreadable, setup),
+    cmocka_unit_test_setup(test_pointer_modes, setup),
+    cmocka_unit_test_setup(test_lt_epilogues_and_attributes, setup),
+    cmocka_unit_test_setup(test_alignment, setup),
+    cmocka_unit_test_setup(test_size_class_and_wins, setup),
+    cmocka_unit_test_setup(test_not_a_win_reads_no_state, setup),
+    cmocka_unit_test_setup(test_force_routes_the_whole_class, setup),
+    cmocka_unit_test_setup(test_routing_off, setup),
+    cmocka_unit_test_setup(test_gpu_checks, setup),
+    cmocka_unit_test_setup(test_no_gpu_query_for_forwarded_classes, setup),
+    cmocka_unit_test_setup(test_disabled_variant, setup),
+    cmocka_unit_test_setup(test_reason_names, setup),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,167 @@
+/* The in-memory call log: per-thread counting, merging, the CSV rows, and
+ * appending to GEMMSHIM_LOG without losing another process's rows. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <cublas_api.h>
+
+#include "../dispatch/config.h"
+#include "../dispatch/tally.h"
+#include "support/fake_variants.h"
+
+static gs_gemm call(int64_t m, int64_t n, int64_t k)
+{
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.entry_name = "cublasSgemm_v2";
+  g.a_type = g.b_type = g.c_type = g.d_type = 0; /* CUDA_R_32F */
+  g.compute_type = GS_NONE;
+  g.trans_a = CUBLAS_OP_T;
+  g.trans_b = CUBLAS_OP_N;
+  g.m = m; g.n = n; g.k = k;
+  g.batch = 1;
+  g.epilogue = GS_NONE;
+  return g;
+}
+
+static const gs_decision forwarded = { GS_R_NOT_FASTER, NULL, -1 };
+
+static int reset(void **s)
+{
+  (void)s;
+  gs_tally_reset();
+  return 0;
+}
+
+static char *csv(void)
+{
+  static char *buf;
+  size_t len;
+  free(buf);
+  buf = NULL;
+  FILE *f = open_memstream(&buf, &len);
+  gs_tally_write_csv(f);
+  fclose(f);
+  return buf;
+}
+
+static void test_rows_and_counts(void **s)
+{
+  (void)s;
+  gs_gemm a = call(128, 256, 512), b = call(1, 2, 3);
+  gs_decision routed = { GS_R_ROUTED, &f32_variant, 0 };
+  for (int i = 0; i < 5; i++) gs_tally_add(&a, &forwarded);
+  gs_tally_add(&b, &forwarded);
+  gs_tally_add(&a, &routed);
+  char *out = csv();
+  char expect[256];
+  long pid = (long)getpid();
+  assert_true(!strncmp(out, GS_LOG_HEADER "\n", strlen(GS_LOG_HEADER) + 1));
+  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,128,256,512,1,cublas,not_faster,5\n", pid);
+  assert_non_null(strstr(out, expect));
+  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,128,256,512,1,f32_test,routed,1\n", pid);
+  assert_non_null(strstr(out, expect));
+  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,1,2,3,1,cublas,not_faster,1\n", pid);
+  assert_non_null(strstr(out, expect));
+  assert_int_equal(gs_tally_count(NULL, -1), 7);
+  assert_int_equal(gs_tally_count("f32_test", -1), 1);
+  assert_int_equal(gs_tally_count("cublas", GS_R_NOT_FASTER), 6);
+  assert_int_equal(gs_tally_count("cublas", GS_R_DTYPE), 0);
+}
+
+#define THREADS 16
+#define PER_THREAD 10000
+
+static void *count_many(void *arg)
+{
+  (void)arg;
+  gs_gemm a = call(4096, 4096, 4096);
+  gs_gemm b = call(64, 64, 64);
+  for (int i = 0; i < PER_THREAD; i++) gs_tally_add(i % 4 ? &a : &b, &forwarded);
+  return NULL;
+}
+
+static void test_threads_merge_into_one_row(void **s)
+{
+  (void)s;
+  pthread_t t[THREADS];
+  for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, count_many, NULL), 0);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  char *out = csv();
+  char expect[256];
+  snprintf(expect, sizeof expect, ",TN,-,4096,4096,4096,1,cublas,not_faster,%d\n", THREADS * PER_THREAD * 3 / 4);
+  assert_non_null(strstr(out, expect));
+  snprintf(expect, sizeof expect, ",TN,-,64,64,64,1,cublas,not_faster,%d\n", THREADS * PER_THREAD / 4);
+  assert_non_null(strstr(out, expect));
+  int lines = 0;
+  for (char *p = out; *p; p++) lines += *p == '\n';
+  assert_int_equal(lines, 3);
+  /* the finished threads' tables are reused, not multiplied */
+  for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, count_many, NULL), 0);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  assert_int_equal(gs_tally_count(NULL, -1), 2 * THREADS * PER_THREAD);
+}
+
+static void test_distinct_rows_overflow_is_counted(void **s)
+{
+  (void)s;
+  for (int i = 1; i <= 3000; i++) {
+    gs_gemm g = call(i, 1, 1);
+    gs_tally_add(&g, &forwarded);
+  }
+  assert_true(gs_tally_count(NULL, -1) <= 3000);
+  char *out = csv();
+  char *other = strstr(out, ",(other),");
+  assert_non_null(other);
+  /* rows + overflow account for every call */
+  uint64_t overflow = strtoull(strrchr(other, ',') + 1, NULL, 10);
+  assert_int_equal(gs_tally_count(NULL, -1) + overflow, 3000);
+}
+
+static void test_log_file_appends_without_second_header(void **s)
+{
+  (void)s;
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gs-tally-%ld.csv", (long)getpid());
+  unlink(path);
+  setenv("GEMMSHIM_LOG", path, 1);
+  assert_string_equal(gs_config()->log_path, path);
+  assert_int_equal(gs_tally_flush_log(), 0);     /* nothing counted: no file */
+  assert_int_equal(access(path, F_OK), -1);
+  gs_gemm a = call(128, 128, 128);
+  gs_tally_add(&a, &forwarded);
+  assert_int_equal(gs_tally_flush_log(), 0);
+  assert_int_equal(gs_tally_flush_log(), 0);     /* a second process, say */
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[256];
+  int headers = 0, rows = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "pid,", 4)) headers++;
+    else rows++;
+  }
+  fclose(f);
+  assert_int_equal(headers, 1);
+  assert_int_equal(rows, 2);
+  unlink(path);
+  gs_tally_reset();   /* nothing left for the exit flush */
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup(test_rows_and_counts, reset),
+    cmocka_unit_test_setup(test_threads_merge_into_one_row, reset),
+    cmocka_unit_test_setup(test_distinct_rows_overflow_is_counted, reset),
+    cmocka_unit_test_setup(test_log_file_appends_without_second_header, reset),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

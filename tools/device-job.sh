@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# One device session's worth of work, on a machine with a CUDA GPU: the GPU
+# checks, then the benchmark; a short table last, full logs and CSVs under
+# $OUT (default ./device-out). Takes the build folder (default build).
+#   bash tools/device-job.sh [BUILDDIR]
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}
+export OUT=${OUT:-$PWD/device-out}
+mkdir -p "$OUT"
+export GS_SRCDIR=$PWD GS_BUILDDIR=$PWD/$B GS_SHIM=$PWD/$B/libgemmshim.so
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/device.txt"
+summary=()
+run_check() {
+  local name=$1; shift
+  local t0=$SECONDS
+  timeout "${GS_CHECK_TIMEOUT:-300}" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  [ $rc -eq 77 ] && verdict=SKIP
+  [ $rc -ne 0 ] && [ $rc -ne 77 ] && verdict="FAIL($rc)"
+  summary+=("$(printf '%-28s %-9s %4ds' "$name" "$verdict" $((SECONDS - t0)))")
+  tail -n 40 "$OUT/$name.log"
+}
+run_check client_under_shim tests/gpu/client_under_shim.sh
+run_check train_under_shim tests/gpu/train_under_shim.sh
+for c in "$B"/tests/gpu/check_*; do
+  [ -x "$c" ] && run_check "$(basename "$c")" "$c"
+done
+if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
+  run_check bench-sgemm "$B/tools/gemmshim-bench" --kernel sgemm_simt \
+    --shapes bench/shapes/sgemm.txt --csv "$OUT/bench-sgemm.csv"
+fi
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
