@@ -558,6 +558,92 @@ static void test_route_off_observes_only(void **state)
   assert_true(!strncmp(log, header, strlen(header)));
 }
 
+/* stderr of the child, captured to a file the parent reads. */
+static char err_path[512];
+
+static void capture_stderr(void)
+{
+  if (!freopen(err_path, "w", stderr)) _exit(3);
+  setvbuf(stderr, NULL, _IONBF, 0);
+}
+
+static char *read_file(const char *path)
+{
+  static char buf[8192];
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+static void child_verbose(void)
+{
+  capture_stderr();
+  libs L = load(RTLD_LOCAL);
+  cublasHandle_t h = make_handle(&L);
+  float one = 1.0f;
+  sgemm_fn s = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  for (int i = 0; i < 3; i++)
+    CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, P(1), 8, P(2), 8, &one, P(3), 8));
+}
+
+static void test_verbose_names_the_library_once(void **state)
+{
+  (void)state;
+  unsetenv("GEMMSHIM_LOG");
+  snprintf(err_path, sizeof err_path, "%s/stderr.txt", log_dir);
+  const char *e[] = { "GEMMSHIM_VERBOSE=1", NULL };
+  run_child(child_verbose, e);
+  char *err = read_file(err_path);
+  assert_non_null(err);
+  char expect[4200];
+  snprintf(expect, sizeof expect, "gemmshim: using libcublas version 13.99.0 at %s/libcublas.so.13\n",
+           getenv("GS_FAKE_DIR"));
+  assert_non_null(strstr(err, expect));
+  assert_null(strstr(strstr(err, expect) + 1, "gemmshim: using libcublas "));
+  unlink(err_path);
+}
+
+/* Two different copies of libcublas loaded RTLD_LOCAL (a program with its
+ * own and a framework's): warn once, name both, use one for every call. */
+static void child_two_copies(void)
+{
+  capture_stderr();
+  libs L = load(RTLD_LOCAL);
+  char other[4200];
+  snprintf(other, sizeof other, "%s/copy/libcublas.so.13", getenv("GS_FAKE_DIR"));
+  void *second = dlopen(other, RTLD_NOW | RTLD_LOCAL);
+  CHECK(second && second != L.blas);
+  fake_count_fn second_count = (fake_count_fn)dlsym(second, "fake_count");
+  CHECK(second_count);
+  cublasHandle_t h = make_handle(&L);
+  float one = 1.0f;
+  sgemm_fn s = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  for (int i = 0; i < 2; i++)
+    CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, P(1), 8, P(2), 8, &one, P(3), 8));
+  /* every call went to one copy */
+  CHECK(L.blas_count("cublasSgemm_v2") + second_count("cublasSgemm_v2") == 2);
+  CHECK(L.blas_count("cublasSgemm_v2") == 0 || second_count("cublasSgemm_v2") == 0);
+}
+
+static void test_two_copies_warn_once(void **state)
+{
+  (void)state;
+  unsetenv("GEMMSHIM_LOG");
+  snprintf(err_path, sizeof err_path, "%s/stderr.txt", log_dir);
+  run_child(child_two_copies, NULL);
+  char *err = read_file(err_path);
+  assert_non_null(err);
+  const char *w = strstr(err, "different copies of libcublas are loaded");
+  assert_non_null(w);
+  assert_non_null(strstr(err, "/copy/libcublas.so.13"));
+  assert_non_null(strstr(err, "GEMMSHIM_CUBLAS_LIB"));
+  assert_null(strstr(w + 1, "different copies of libcublas are loaded"));
+  unlink(err_path);
+}
+
 int main(void)
 {
   if (!getenv("GS_SHIM") || !getenv("GS_FAKE_DIR")) {
@@ -577,6 +663,8 @@ int main(void)
     cmocka_unit_test(test_no_gemm_no_log),
     cmocka_unit_test(test_reasons_in_log),
     cmocka_unit_test(test_route_off_observes_only),
+    cmocka_unit_test(test_verbose_names_the_library_once),
+    cmocka_unit_test(test_two_copies_warn_once),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   rmdir(log_dir);
