@@ -1,0 +1,483 @@
+/* GPU check: the FP32 SIMT kernel, reached through the shim's cuBLAS entry
+ * points, against an FP64 reference (cuBLAS DGEMM) and cuBLAS SGEMM.
+ *
+ * This program is linked with the shim's own objects, so its calls to
+ * cublasSgemm_v2 & co. are the shim's wrappers (the real cuBLAS is found
+ * through RTLD_NEXT), and it reads the shim's counters to prove that our
+ * kernel, not cuBLAS, served each call. GEMMSHIM_FORCE is set: the check is
+ * about correctness across the kernel's whole class, whatever its speed.
+ * Exits 77 without a GPU. */
+#define _GNU_SOURCE
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../dispatch/route.h"
+#include "../../dispatch/tally.h"
+
+#define KERNEL "sgemm_simt"
+
+static int failures, checks;
+
+#define CU(x)                                                                     \
+  do {                                                                            \
+    cudaError_t e_ = (x);                                                         \
+    if (e_ != cudaSuccess) {                                                      \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                    \
+    }                                                                             \
+  } while (0)
+#define CB(x)                                                                     \
+  do {                                                                            \
+    cublasStatus_t s_ = (x);                                                      \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
+      fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      exit(1);                                                                    \
+    }                                                                             \
+  } while (0)
+
+/* The real cuBLAS, bypassing the shim: the references. */
+static cublasStatus_t (*real_sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const float *, const float *, int, const float *, int,
+                                    const float *, float *, int);
+static cublasStatus_t (*real_dgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const double *, const double *, int, const double *, int,
+                                    const double *, double *, int);
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static float frand(void)
+{
+  rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+  return (float)((double)(rng >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+typedef struct problem {
+  int ta, tb;
+  int64_t m, n, k, lda, ldb, ldc;
+  float *A, *B, *C;        /* device */
+  float *hA, *hB, *hC0;    /* host copies of the inputs */
+} problem;
+
+static int64_t rows_a(const problem *p) { return p->ta ? p->k : p->m; }
+static int64_t cols_a(const problem *p) { return p->ta ? p->m : p->k; }
+static int64_t rows_b(const problem *p) { return p->tb ? p->n : p->k; }
+static int64_t cols_b(const problem *p) { return p->tb ? p->k : p->n; }
+
+static float *dev_fill(float *host, size_t n)
+{
+  float *d;
+  CU(cudaMalloc((void **)&d, n * sizeof *d));
+  CU(cudaMemcpy(d, host, n * sizeof *d, cudaMemcpyHostToDevice));
+  return d;
+}
+
+static problem make(int ta, int tb, int64_t m, int64_t n, int64_t k, int64_t pad)
+{
+  problem p = { ta, tb, m, n, k, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL };
+  p.lda = rows_a(&p) + pad;
+  p.ldb = rows_b(&p) + pad;
+  p.ldc = m + pad;
+  size_t na = (size_t)(p.lda * cols_a(&p)), nb = (size_t)(p.ldb * cols_b(&p)),
+         nc = (size_t)(p.ldc * n);
+  p.hA = malloc(na * 4); p.hB = malloc(nb * 4); p.hC0 = malloc(nc * 4);
+  for (size_t i = 0; i < na; i++) p.hA[i] = frand();
+  for (size_t i = 0; i < nb; i++) p.hB[i] = frand();
+  for (size_t i = 0; i < nc; i++) p.hC0[i] = frand();
+  p.A = dev_fill(p.hA, na); p.B = dev_fill(p.hB, nb); p.C = dev_fill(p.hC0, nc);
+  return p;
+}
+
+static void release(problem *p)
+{
+  cudaFree(p->A); cudaFree(p->B); cudaFree(p->C);
+  free(p->hA); free(p->hB); free(p->hC0);
+}
+
+static void reset_c(const problem *p, float beta)
+{
+  size_t nc = (size_t)(p->ldc * p->n);
+  if (beta == 0.0f) {   /* beta == 0: C must not be read, so NaN must not leak */
+    CU(cudaMemset(p->C, 0xff, nc * 4));
+  } else {
+    CU(cudaMemcpy(p->C, p->hC0, nc * 4, cudaMemcpyHostToDevice));
+  }
+}
+
+/* Relative Frobenius error of out (device, ldc) against the FP64 result. */
+static double rel_err(const problem *p, const float *out_dev, const double *ref)
+{
+  size_t nc = (size_t)(p->ldc * p->n);
+  float *h = malloc(nc * 4);
+  CU(cudaMemcpy(h, out_dev, nc * 4, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int64_t j = 0; j < p->n; j++)
+    for (int64_t i = 0; i < p->m; i++) {
+      double r = ref[i + j * p->m], d = (double)h[i + j * p->ldc] - r;
+      num += d * d;
+      den += r * r;
+    }
+  /* the padding rows below m must be untouched */
+  for (int64_t j = 0; j < p->n; j++)
+    for (int64_t i = p->m; i < p->ldc; i++)
+      if (memcmp(&h[i + j * p->ldc], &p->hC0[i + j * p->ldc], 4) != 0 &&
+          !isnan(h[i + j * p->ldc])) {
+        free(h);
+        return INFINITY;
+      }
+  free(h);
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* FP64 reference: D = alpha op(A) op(B) + beta C (+ bias), column-major m x n. */
+static double *reference(cublasHandle_t h, const problem *p, double alpha, double beta,
+                         const float *bias)
+{
+  size_t na = (size_t)(p->lda * cols_a(p)), nb = (size_t)(p->ldb * cols_b(p));
+  double *a = malloc(na * 8), *b = malloc(nb * 8), *c = malloc((size_t)(p->m * p->n) * 8);
+  for (size_t i = 0; i < na; i++) a[i] = p->hA[i];
+  for (size_t i = 0; i < nb; i++) b[i] = p->hB[i];
+  for (int64_t j = 0; j < p->n; j++)
+    for (int64_t i = 0; i < p->m; i++)
+      c[i + j * p->m] = beta != 0 ? p->hC0[i + j * p->ldc] : 0.0;
+  double *da, *db, *dc;
+  CU(cudaMalloc((void **)&da, na * 8)); CU(cudaMalloc((void **)&db, nb * 8));
+  CU(cudaMalloc((void **)&dc, (size_t)(p->m * p->n) * 8));
+  CU(cudaMemcpy(da, a, na * 8, cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(db, b, nb * 8, cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(dc, c, (size_t)(p->m * p->n) * 8, cudaMemcpyHostToDevice));
+  CB(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST));
+  CB(real_dgemm(h, p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, p->tb ? CUBLAS_OP_T : CUBLAS_OP_N, (int)p->m,
+                (int)p->n, (int)p->k, &alpha, da, (int)p->lda, db, (int)p->ldb, &beta, dc, (int)p->m));
+  CU(cudaMemcpy(c, dc, (size_t)(p->m * p->n) * 8, cudaMemcpyDeviceToHost));
+  if (bias)
+    for (int64_t j = 0; j < p->n; j++)
+      for (int64_t i = 0; i < p->m; i++) c[i + j * p->m] += bias[i];
+  cudaFree(da); cudaFree(db); cudaFree(dc);
+  free(a); free(b);
+  return c;
+}
+
+static uint64_t served(void) { return gs_tally_count(KERNEL, GS_R_ROUTED); }
+
+static void verdict(const char *what, int ok, double ours, double theirs)
+{
+  checks++;
+  if (!ok) failures++;
+  printf("%-4s %-58s ours %.3e  cublas %.3e\n", ok ? "ok" : "FAIL", what, ours, theirs);
+}
+
+/* Our error may be at most 2x cuBLAS's against FP64 (with a floor for the
+ * case where both are at FP32 rounding level). */
+static int within(double ours, double theirs)
+{
+  return isfinite(ours) && ours <= 2.0 * theirs + 1e-7;
+}
+
+/* One Sgemm through the shim and one through the real cuBLAS, both against
+ * FP64; asserts the shim's counter moved. */
+static void check_sgemm(cublasHandle_t h, problem *p, float alpha, float beta, int device_scalars,
+                        const char *label)
+{
+  double *ref = reference(h, p, alpha, beta, NULL);
+  float *scal = NULL;
+  const float *pa = &alpha, *pb = &beta;
+  if (device_scalars) {
+    float hs[2] = { alpha, beta };
+    CU(cudaMalloc((void **)&scal, 8));
+    CU(cudaMemcpy(scal, hs, 8, cudaMemcpyHostToDevice));
+    pa = scal; pb = scal + 1;
+    CB(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE));
+  }
+  cudaStream_t s;
+  CB(cublasGetStream_v2(h, &s));
+  reset_c(p, beta);
+  uint64_t before = served();
+  CB(cublasSgemm_v2(h, p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, p->tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    (int)p->m, (int)p->n, (int)p->k, pa, p->A, (int)p->lda, p->B, (int)p->ldb, pb,
+                    p->C, (int)p->ldc));
+  CU(cudaStreamSynchronize(s));
+  int was_ours = served() == before + 1;
+  double ours = rel_err(p, p->C, ref);
+  reset_c(p, beta);
+  CB(real_sgemm(h, p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, p->tb ? CUBLAS_OP_T : CUBLAS_OP_N, (int)p->m,
+                (int)p->n, (int)p->k, pa, p->A, (int)p->lda, p->B, (int)p->ldb, pb, p->C,
+                (int)p->ldc));
+  CU(cudaStreamSynchronize(s));
+  double theirs = rel_err(p, p->C, ref);
+  if (device_scalars) {
+    CB(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST));
+    cudaFree(scal);
+  }
+  char what[160];
+  snprintf(what, sizeof what, "%s %c%c %ldx%ldx%ld a=%g b=%g%s%s", label, p->ta ? 'T' : 'N',
+           p->tb ? 'T' : 'N', (long)p->m, (long)p->n, (long)p->k, alpha, beta,
+           device_scalars ? " dev-scalars" : "", was_ours ? "" : " (NOT served by " KERNEL ")");
+  verdict(what, was_ours && within(ours, theirs), ours, theirs);
+  free(ref);
+}
+
+static void battery(cublasHandle_t h)
+{
+  const float alphas[] = { 1.0f, -0.5f, 2.0f }, betas[] = { 0.0f, 1.0f, 0.3f };
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++) {
+      problem p = make(ta, tb, 256, 384, 160, 0);
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) check_sgemm(h, &p, alphas[a], betas[b], 0, "layouts");
+      check_sgemm(h, &p, 1.5f, 0.0f, 1, "layouts");
+      check_sgemm(h, &p, -1.0f, 0.7f, 1, "layouts");
+      release(&p);
+      problem q = make(ta, tb, 512, 256, 1024, 12);   /* sub-matrix views */
+      check_sgemm(h, &q, 1.0f, 0.5f, 0, "sub-view ld+12");
+      release(&q);
+    }
+}
+
+/* A call outside the class (tails) is forwarded, and cuBLAS's answer comes
+ * back unchanged. */
+static void forwarded_tail(cublasHandle_t h)
+{
+  problem p = make(0, 0, 200, 130, 40, 0);
+  float alpha = 1, beta = 0;
+  reset_c(&p, 0);
+  uint64_t before = served(), fwd = gs_tally_count("cublas", GS_R_SIZE_CLASS);
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 200, 130, 40, &alpha, p.A, 200, p.B, 40, &beta,
+                    p.C, 200));
+  CU(cudaDeviceSynchronize());
+  int ok = served() == before && gs_tally_count("cublas", GS_R_SIZE_CLASS) == fwd + 1;
+  verdict("tail 200x130x40 forwarded (size_class)", ok, 0, 0);
+  release(&p);
+}
+
+/* TF32 math mode stays cuBLAS's. */
+static void forwarded_tf32(cublasHandle_t h)
+{
+  problem p = make(1, 0, 256, 256, 256, 0);
+  float alpha = 1, beta = 0;
+  CB(cublasSetMathMode(h, (cublasMath_t)(CUBLAS_TF32_TENSOR_OP_MATH |
+                                         CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  uint64_t before = served();
+  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 256, 256, &alpha, p.A, 256, p.B, 256, &beta,
+                    p.C, 256));
+  CU(cudaDeviceSynchronize());
+  CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  verdict("TF32 math mode forwarded", served() == before, 0, 0);
+  release(&p);
+}
+
+/* GemmEx FP32 (CuPy's way) and Sgemm_v2_64. */
+static void other_entries(cublasHandle_t h)
+{
+  problem p = make(1, 0, 384, 256, 512, 4);
+  float alpha = 0.75f, beta = 0.25f;
+  double *ref = reference(h, &p, alpha, beta, NULL);
+  reset_c(&p, beta);
+  uint64_t before = served();
+  CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 384, 256, 512, &alpha, p.A, CUDA_R_32F, (int)p.lda,
+                  p.B, CUDA_R_32F, (int)p.ldb, &beta, p.C, CUDA_R_32F, (int)p.ldc,
+                  CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
+  CU(cudaDeviceSynchronize());
+  double e1 = rel_err(&p, p.C, ref);
+  verdict("cublasGemmEx f32 PEDANTIC TN", served() == before + 1 && within(e1, 1e-6), e1, 0);
+  reset_c(&p, beta);
+  before = served();
+  CB(cublasSgemm_v2_64(h, CUBLAS_OP_T, CUBLAS_OP_N, 384, 256, 512, &alpha, p.A, p.lda, p.B, p.ldb,
+                       &beta, p.C, p.ldc));
+  CU(cudaDeviceSynchronize());
+  double e2 = rel_err(&p, p.C, ref);
+  verdict("cublasSgemm_v2_64 TN", served() == before + 1 && within(e2, 1e-6), e2, 0);
+  free(ref);
+  release(&p);
+}
+
+/* cuBLASLt FP32 with the BIAS epilogue (nn.Linear), D separate from C. */
+static void lt_bias(cublasHandle_t h)
+{
+  cublasLtHandle_t lt;
+  CB(cublasLtCreate(&lt));
+  problem p = make(1, 0, 512, 256, 384, 0);
+  float alpha = 1.0f, beta = 0.0f;
+  float *hbias = malloc(512 * 4);
+  for (int i = 0; i < 512; i++) hbias[i] = frand();
+  float *bias = dev_fill(hbias, 512), *D;
+  CU(cudaMalloc((void **)&D, (size_t)(512 * 256) * 4));
+  CU(cudaMemset(D, 0xff, (size_t)(512 * 256) * 4));
+  double *ref = reference(h, &p, alpha, beta, hbias);
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t la, lb, lc;
+  CB(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  int32_t ta = CUBLAS_OP_T;
+  uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
+  CB(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CB(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  CB(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  CB(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, 384, 512, 384));
+  CB(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, 384, 256, 384));
+  CB(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, 512, 256, 512));
+  reset_c(&p, 0);  /* beta = 0: C is NaN and must not leak */
+  uint64_t before = served();
+  CB(cublasLtMatmul(lt, desc, &alpha, p.A, la, p.B, lb, &beta, p.C, lc, D, lc, NULL, NULL, 0, 0));
+  CU(cudaDeviceSynchronize());
+  problem view = p;
+  view.ldc = 512;
+  double e = rel_err(&view, D, ref);
+  verdict("cublasLtMatmul f32 TN BIAS", served() == before + 1 && within(e, 1e-6), e, 0);
+  cublasLtMatrixLayoutDestroy(la); cublasLtMatrixLayoutDestroy(lb); cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(desc);
+  cublasLtDestroy(lt);
+  cudaFree(bias); cudaFree(D);
+  free(hbias); free(ref);
+  release(&p);
+}
+
+/* Capture into a graph on a non-default stream, replay, compare. */
+static void graph_capture(cublasHandle_t h)
+{
+  problem p = make(0, 1, 256, 256, 256, 0);
+  float alpha = 1.0f, beta = 0.0f;
+  double *ref = reference(h, &p, alpha, beta, NULL);
+  cudaStream_t s;
+  CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CB(cublasSetStream_v2(h, s));
+  reset_c(&p, 0);
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  uint64_t before = served();
+  CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, 256, 256, 256, &alpha, p.A, 256, p.B, 256, &beta,
+                    p.C, 256));
+  CU(cudaStreamEndCapture(s, &g));
+  CU(cudaGraphInstantiate(&ge, g, 0));
+  CU(cudaGraphLaunch(ge, s));
+  CU(cudaStreamSynchronize(s));
+  double e = rel_err(&p, p.C, ref);
+  verdict("graph capture + replay, non-default stream", served() == before + 1 && within(e, 1e-6), e, 0);
+  CB(cublasSetStream_v2(h, 0));
+  cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+  free(ref);
+  release(&p);
+}
+
+/* 8 host threads, each with its own handle and stream. */
+typedef struct thread_job { problem p; double *ref; double err; int ok; } thread_job;
+
+static void *thread_main(void *arg)
+{
+  thread_job *j = arg;
+  cublasHandle_t h;
+  cudaStream_t s;
+  CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CB(cublasCreate_v2(&h));
+  CB(cublasSetStream_v2(h, s));
+  float alpha = 1.0f, beta = 0.0f;
+  for (int i = 0; i < 20; i++)
+    CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)j->p.m, (int)j->p.n, (int)j->p.k, &alpha,
+                      j->p.A, (int)j->p.lda, j->p.B, (int)j->p.ldb, &beta, j->p.C, (int)j->p.ldc));
+  CU(cudaStreamSynchronize(s));
+  j->err = rel_err(&j->p, j->p.C, j->ref);
+  j->ok = within(j->err, 1e-6);
+  cublasDestroy_v2(h);
+  cudaStreamDestroy(s);
+  return NULL;
+}
+
+static void threads(cublasHandle_t h)
+{
+  enum { T = 8 };
+  thread_job jobs[T];
+  pthread_t t[T];
+  for (int i = 0; i < T; i++) {
+    jobs[i].p = make(1, 0, 128 * (1 + i % 3), 256, 128 + 16 * i, 0);
+    jobs[i].ref = reference(h, &jobs[i].p, 1.0, 0.0, NULL);
+  }
+  uint64_t before = served();
+  for (int i = 0; i < T; i++) pthread_create(&t[i], NULL, thread_main, &jobs[i]);
+  int ok = 1;
+  double worst = 0;
+  for (int i = 0; i < T; i++) {
+    pthread_join(t[i], NULL);
+    ok &= jobs[i].ok;
+    if (jobs[i].err > worst) worst = jobs[i].err;
+    free(jobs[i].ref);
+    release(&jobs[i].p);
+  }
+  verdict("8 threads x 20 calls, own handles and streams", ok && served() == before + T * 20, worst, 0);
+}
+
+/* A over 2^31 bytes: 64-bit index math. Checked on sampled columns. */
+static void huge(cublasHandle_t h)
+{
+  const int64_t m = 32768, n = 128, k = 16512;   /* A: 2.16 GB */
+  float *A, *B, *C;
+  size_t na = (size_t)(m * k);
+  if (cudaMalloc((void **)&A, na * 4) != cudaSuccess) {
+    verdict("A > 2^31 bytes (skipped: no memory)", 1, 0, 0);
+    return;
+  }
+  CU(cudaMalloc((void **)&B, (size_t)(k * n) * 4));
+  CU(cudaMalloc((void **)&C, (size_t)(m * n) * 4));
+  /* A[i, l] = ((i + 3 l) mod 7) - 3, B[l, j] = ((l + j) mod 5) - 2: exact in FP32 */
+  float *hA = malloc(na * 4), *hB = malloc((size_t)(k * n) * 4);
+  for (int64_t l = 0; l < k; l++)
+    for (int64_t i = 0; i < m; i++) hA[i + l * m] = (float)((i + 3 * l) % 7 - 3);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t l = 0; l < k; l++) hB[l + j * k] = (float)((l + j) % 5 - 2);
+  CU(cudaMemcpy(A, hA, na * 4, cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(B, hB, (size_t)(k * n) * 4, cudaMemcpyHostToDevice));
+  float alpha = 1.0f, beta = 0.0f;
+  uint64_t before = served();
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha, A, (int)m, B,
+                    (int)k, &beta, C, (int)m));
+  CU(cudaDeviceSynchronize());
+  float *hC = malloc((size_t)(m * n) * 4);
+  CU(cudaMemcpy(hC, C, (size_t)(m * n) * 4, cudaMemcpyDeviceToHost));
+  int ok = served() == before + 1;
+  const int64_t rows[] = { 0, 1, m / 2 + 5, m - 1 }, cols[] = { 0, 77, n - 1 };
+  for (size_t a = 0; a < 4; a++)
+    for (size_t b = 0; b < 3; b++) {
+      int64_t i = rows[a], j = cols[b];
+      double r = 0;
+      for (int64_t l = 0; l < k; l++) r += (double)hA[i + l * m] * hB[l + j * k];
+      ok &= fabs(hC[i + j * m] - r) <= 1e-6 * (fabs(r) + 1);   /* integers: exact */
+    }
+  verdict("A of 2.16 GB (64-bit index math), exact integer data", ok, 0, 0);
+  free(hA); free(hB); free(hC);
+  cudaFree(A); cudaFree(B); cudaFree(C);
+}
+
+int main(void)
+{
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    printf("check_sgemm: no CUDA GPU available\n");
+    return 77;
+  }
+  setenv("GEMMSHIM_FORCE", "1", 1);
+  *(void **)&real_sgemm = dlsym(RTLD_NEXT, "cublasSgemm_v2");
+  *(void **)&real_dgemm = dlsym(RTLD_NEXT, "cublasDgemm_v2");
+  if (!real_sgemm || !real_dgemm) {
+    fprintf(stderr, "check_sgemm: the real cuBLAS is not reachable\n");
+    return 1;
+  }
+  cublasHandle_t h;
+  CB(cublasCreate_v2(&h));
+  battery(h);
+  forwarded_tail(h);
+  forwarded_tf32(h);
+  other_entries(h);
+  lt_bias(h);
+  graph_capture(h);
+  threads(h);
+  huge(h);
+  cublasDestroy_v2(h);
+  printf("check_sgemm: %d passed, %d failed\n", checks - failures, failures);
+  return failures ? 1 : 0;
+}
