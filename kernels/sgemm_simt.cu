@@ -14,6 +14,8 @@
  *       with lanes spread 8 (k) x 4 (m/n) so the transposing smem writes are
  *       bank-conflict free thanks to the 4-float row padding.
  *   - Register double buffer of the fragments across the k steps of a tile.
+ *   - k-tile loop unrolled x2 for the A-transposed layouts (TN, TT), x1 for
+ *     NN and NT (measured per layout; sgemm_simt.NOTES.md).
  *   - Grouped tile raster (GROUP_M tile rows) for L2 reuse.
  *   - Epilogue straight from registers: alpha*acc (+ bias[m]) (+ beta*C),
  *     C read only when beta != 0; alpha/beta read on the device when they are
@@ -24,6 +26,14 @@
  *   aligned; all leading dims multiples of 4. Index math is 64-bit.
  *
  * Target sm_90a (H200); plain CUDA C++ with cp.async, so sm_80+ compiles too.
+ * 217-235 registers, no spills, 50.7 KB dynamic smem (2 CTAs/SM).
+ *
+ * Measured on the H200 (bench/results/sgemm_simt-h200-*.csv): 0.85-0.95x
+ * cuBLAS at 2048-16384, far below on small grids (no split-K). It does NOT
+ * beat cuBLAS anywhere yet: route nothing to it until a CSV says otherwise.
+ *
+ * The GS_SIMT_* macros below exist for tuning builds only (see NOTES); the
+ * library builds the defaults.
  */
 #include "sgemm_simt.h"
 
@@ -43,6 +53,18 @@ namespace gs_sgemm_simt {
 #endif
 #ifndef GS_SIMT_LANES_M
 #define GS_SIMT_LANES_M 8
+#endif
+#ifndef GS_SIMT_UNROLL_KT
+#define GS_SIMT_UNROLL_KT 0 /* 0: per layout, see the k loop */
+#endif
+#ifndef GS_SIMT_LOOP
+#define GS_SIMT_LOOP 0
+#endif
+#ifndef GS_SIMT_ORDER
+#define GS_SIMT_ORDER 0
+#endif
+#ifndef GS_SIMT_KREG
+#define GS_SIMT_KREG 0
 #endif
 #ifndef GS_SIMT_GROUP_M
 #define GS_SIMT_GROUP_M 8
@@ -112,12 +134,15 @@ __device__ __forceinline__ void cp_async_wait() {
 
 /* Operand contiguous along mn: element (kk, mn) at g[kk * ld + mn]. */
 struct LoaderMN {
+  /* A warp copies 512 contiguous bytes of one k row per pass. (Measured:
+   * this beats 4 rows x 128 B per warp with immediate offsets by 5% at
+   * 4096^3 NT, see NOTES.) */
   static constexpr int CHUNKS_PER_ROW = Cfg::BM / 4;                 /* 32 */
   static constexpr int ROWS_PER_PASS = Cfg::THREADS / CHUNKS_PER_ROW; /* 4 */
   static constexpr int PASSES = Cfg::BK / ROWS_PER_PASS;
   static_assert(Cfg::THREADS % CHUNKS_PER_ROW == 0 && Cfg::BK % ROWS_PER_PASS == 0, "");
-  const float *g; /* this thread's first element of the current tile */
-  int64_t row_step; /* ROWS_PER_PASS * ld */
+  const float *g;    /* this thread's first element of the current tile */
+  int64_t row_step;  /* ROWS_PER_PASS * ld */
   int64_t tile_step; /* BK * ld */
   int soff;          /* this thread's first smem offset within a stage */
 
@@ -217,9 +242,6 @@ struct LoaderKReg {
   }
 };
 
-#ifndef GS_SIMT_KREG
-#define GS_SIMT_KREG 1
-#endif
 template <bool MN_CONTIG>
 struct LoaderSel;
 template <>
@@ -313,10 +335,15 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   int staged = Cfg::STAGES - 1; /* stage the register-staged loaders fill */
   bool staged_valid = false;
 
+  /* Per-layout k-tile unroll (measured, see NOTES): the A-transposed
+   * layouts (4-byte transposing copies of A) gain 2-8% from a 2-tile body,
+   * NN and NT lose 4%. */
+  constexpr int UNROLL_KT = GS_SIMT_UNROLL_KT ? GS_SIMT_UNROLL_KT : (TA == 1 ? 2 : 1);
+#pragma unroll(UNROLL_KT)
   for (int kt = 0; kt < KT; ++kt) {
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; ++kk) {
-      if (kk == Cfg::BK - 1) {
+      if (GS_SIMT_LOOP == 0 && kk == Cfg::BK - 1) {
         /* Register-staged operands land in the stage freed by tile kt-1. */
         if (staged_valid) {
           la.store(sm.a[staged]);
@@ -327,7 +354,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         __syncthreads();
         read_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
       }
-      load_frag((kk + 1) & 1, read_stage, (kk + 1) % Cfg::BK);
+      if (GS_SIMT_LOOP == 0 || kk + 1 < Cfg::BK)
+        load_frag((kk + 1) & 1, read_stage, (kk + 1) % Cfg::BK);
       if (kk == 0) {
         staged = write_stage;
         staged_valid = next_tile < KT;
@@ -339,11 +367,29 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         write_stage = (write_stage + 1 == Cfg::STAGES) ? 0 : write_stage + 1;
         ++next_tile;
       }
+#if GS_SIMT_ORDER == 0
 #pragma unroll
       for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
         for (int j = 0; j < Cfg::TN; ++j)
           acc[i][j] = fmaf(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
+#else
+#pragma unroll
+      for (int j = 0; j < Cfg::TN; ++j)
+#pragma unroll
+        for (int i = 0; i < Cfg::TM; ++i)
+          acc[i][j] = fmaf(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
+#endif
+    }
+    if (GS_SIMT_LOOP == 1) {
+      if (staged_valid) {
+        la.store(sm.a[staged]);
+        lb.store(sm.b[staged]);
+      }
+      cp_async_wait<Cfg::STAGES - 2>();
+      __syncthreads();
+      read_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
+      load_frag(0, read_stage, 0);
     }
   }
   cp_async_wait<0>();

@@ -1,0 +1,782 @@
+/* gemmshim-bench: one routed kernel beside cuBLAS, same process, same data.
+ *
+ *   gemmshim-bench --kernel sgemm_simt --shapes bench/shapes/sgemm.txt \
+ *                  [--csv out.csv] [--iters 20] [--warmup 3] [--selftest]
+ *
+ * Shape file: one "m n k layout" per line (layout NN, TN, NT or TT: op(A)
+ * then op(B), as cuBLAS's transa/transb), '#' starts a comment.
+ *
+ * Per shape: random data in [-1, 1) (never zeros); correctness first: C and
+ * both outputs poisoned with NaN, beta = 0, ours and cuBLAS compared with an
+ * FP64 GPU reference by relative Frobenius error over all rows of up to 256
+ * sampled columns. Then timing: inputs rotate over enough buffer sets that
+ * the working set passes 3x the 60 MB L2 (memory use bounded for huge
+ * shapes), warm-up, then --iters samples of ours and cuBLAS interleaved
+ * (alternating which runs first), each sample timed with CUDA events around
+ * enough back-to-back calls to last about a millisecond; medians reported.
+ * The SM clock is read through NVML (dlopen'ed at run time, skipped cleanly
+ * if absent) while the samples run, else measured with a clock64/globaltimer
+ * kernel right after them.
+ *
+ * --selftest runs the contract battery first (all layouts, alpha/beta
+ * variants, beta == 0 over NaN C, device scalars, bias, D aliasing C,
+ * sub-matrix views, tiles over 2^31 bytes, refusal of unsupported shapes,
+ * bit-identical reruns).
+ *
+ * Exit status: 0 ok; 1 if any of our results is off by more than 2x cuBLAS's
+ * error vs FP64 (or any selftest fails); 2 on a usage or CUDA error. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "sgemm_simt.h"
+
+#define CK(x)                                                                      \
+  do {                                                                             \
+    cudaError_t e_ = (x);                                                          \
+    if (e_ != cudaSuccess) {                                                       \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(2);                                                                     \
+    }                                                                              \
+  } while (0)
+#define CKB(x)                                                                     \
+  do {                                                                             \
+    cublasStatus_t s_ = (x);                                                       \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                             \
+      fprintf(stderr, "%s:%d: %s: cublas status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      exit(2);                                                                     \
+    }                                                                              \
+  } while (0)
+#define CKL() CK(cudaGetLastError())
+
+/* ------------------------------------------------------------------ NVML */
+struct Nvml {
+  void *lib = nullptr, *dev = nullptr;
+  int (*getClock)(void *, int, unsigned *) = nullptr;
+  int (*getPower)(void *, unsigned *) = nullptr;
+  char driver[96] = "unknown";
+  void open(int cuda_dev) {
+    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    auto init = (int (*)(void))dlsym(lib, "nvmlInit_v2");
+    auto byBus = (int (*)(const char *, void **))dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    auto drv = (int (*)(char *, unsigned))dlsym(lib, "nvmlSystemGetDriverVersion");
+    getClock = (int (*)(void *, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
+    getPower = (int (*)(void *, unsigned *))dlsym(lib, "nvmlDeviceGetPowerUsage");
+    char bus[64];
+    if (!init || !byBus || init() != 0 || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_dev) != cudaSuccess ||
+        byBus(bus, &dev) != 0) {
+      dev = nullptr;
+      return;
+    }
+    if (drv) drv(driver, sizeof driver);
+  }
+  int clock_mhz() {
+    unsigned c = 0;
+    if (dev && getClock && getClock(dev, 1 /*NVML_CLOCK_SM*/, &c) == 0) return (int)c;
+    return -1;
+  }
+  int power_w() {
+    unsigned p = 0;
+    if (dev && getPower && getPower(dev, &p) == 0) return (int)(p / 1000);
+    return -1;
+  }
+};
+static Nvml nvml;
+
+/* --------------------------------------------------------- device helpers */
+__device__ __forceinline__ uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+__global__ void fill_uniform(float *p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ull + i);
+    float u = (float)(h >> 40) * (1.0f / 16777216.0f); /* [0,1) */
+    float v = 2.f * u - 1.f;
+    p[i] = v == 0.f ? 0.5f : v;
+  }
+}
+__global__ void fill_value(float *p, size_t n, float v) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] = v;
+}
+static void fill_rand(float *p, size_t n, uint64_t seed) {
+  fill_uniform<<<1024, 256>>>(p, n, seed);
+  CKL();
+}
+static void fill_nan(float *p, size_t n) {
+  fill_value<<<1024, 256>>>(p, n, nanf(""));
+  CKL();
+}
+
+/* Column s of the sample is column col_of(s) of the matrix. */
+__host__ __device__ inline int64_t col_of(int64_t s, int64_t nsamp, int64_t n) {
+  return s * n / nsamp;
+}
+
+struct RefArgs {
+  int64_t m, n, k, nsamp;
+  int ta, tb;
+  const float *A, *B, *C, *bias;
+  int64_t lda, ldb, ldc;
+  double alpha, beta;
+  double *out; /* m x nsamp, column-major */
+};
+/* FP64 reference, 16 x 16 tiles through shared memory. */
+__global__ void __launch_bounds__(256) ref_gemm(RefArgs r) {
+  __shared__ double As[16][17], Bs[16][17];
+  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+  const int64_t i0 = (int64_t)blockIdx.x * 16, s0 = (int64_t)blockIdx.y * 16;
+  double acc = 0;
+  for (int64_t p0 = 0; p0 < r.k; p0 += 16) {
+    { /* As[pp][ii] = op(A)(i0+ii, p0+pp) */
+      int ii = r.ta ? ty : tx, pp = r.ta ? tx : ty;
+      int64_t i = i0 + ii, pk = p0 + pp;
+      double v = 0;
+      if (i < r.m && pk < r.k) v = r.ta ? r.A[pk + i * r.lda] : r.A[i + pk * r.lda];
+      As[pp][ii] = v;
+    }
+    { /* Bs[pp][ss] = op(B)(p0+pp, col(s0+ss)) */
+      int ss = r.tb ? tx : ty, pp = r.tb ? ty : tx;
+      int64_t s = s0 + ss, pk = p0 + pp;
+      double v = 0;
+      if (s < r.nsamp && pk < r.k) {
+        int64_t j = col_of(s, r.nsamp, r.n);
+        v = r.tb ? r.B[j + pk * r.ldb] : r.B[pk + j * r.ldb];
+      }
+      Bs[pp][ss] = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int pp = 0; pp < 16; ++pp) acc += As[pp][tx] * Bs[pp][ty];
+    __syncthreads();
+  }
+  int64_t i = i0 + tx, s = s0 + ty;
+  if (i < r.m && s < r.nsamp) {
+    int64_t j = col_of(s, r.nsamp, r.n);
+    double v = r.alpha * acc;
+    if (r.beta != 0) v += r.beta * (double)r.C[i + j * r.ldc];
+    if (r.bias) v += (double)r.bias[i];
+    r.out[i + s * r.m] = v;
+  }
+}
+
+/* sums[0] = sum (D - ref)^2, sums[1] = sum ref^2, over the sampled columns.
+ * One block: deterministic. */
+__global__ void __launch_bounds__(1024) err_sums(const float *D, int64_t ldd, const double *ref,
+                                                int64_t m, int64_t n, int64_t nsamp,
+                                                double *sums) {
+  __shared__ double s0[1024], s1[1024];
+  double a = 0, b = 0;
+  for (int64_t s = 0; s < nsamp; ++s) {
+    int64_t j = col_of(s, nsamp, n);
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      double r = ref[i + s * m];
+      double d = (double)D[i + j * ldd] - r;
+      a += d * d;
+      b += r * r;
+    }
+  }
+  s0[threadIdx.x] = a;
+  s1[threadIdx.x] = b;
+  __syncthreads();
+  for (int w = 512; w > 0; w >>= 1) {
+    if (threadIdx.x < w) {
+      s0[threadIdx.x] += s0[threadIdx.x + w];
+      s1[threadIdx.x] += s1[threadIdx.x + w];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    sums[0] = s0[0];
+    sums[1] = s1[0];
+  }
+}
+
+/* Spin ~cycles SM cycles, report cycles and globaltimer nanoseconds. */
+__global__ void clock_probe(long long cycles, unsigned long long *out) {
+  unsigned long long t0, t1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  long long c0 = clock64(), c1;
+  do {
+    c1 = clock64();
+  } while (c1 - c0 < cycles);
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+  out[0] = (unsigned long long)(c1 - c0);
+  out[1] = t1 - t0;
+}
+static int probe_clock_mhz() {
+  unsigned long long *d, h[2];
+  CK(cudaMalloc(&d, 16));
+  clock_probe<<<1, 1>>>(20000000LL, d);
+  CKL();
+  CK(cudaMemcpy(h, d, 16, cudaMemcpyDeviceToHost));
+  CK(cudaFree(d));
+  return h[1] ? (int)((double)h[0] / (double)h[1] * 1000.0 + 0.5) : -1;
+}
+
+/* ----------------------------------------------------------------- problem */
+struct Problem {
+  int64_t m, n, k;
+  int ta, tb;
+  int64_t lda, ldb, ldc;
+  int64_t a_elems() const { return lda * (ta ? m : k); }
+  int64_t b_elems() const { return ldb * (tb ? k : n); }
+  int64_t c_elems() const { return ldc * n; }
+};
+static Problem make_problem(int64_t m, int64_t n, int64_t k, int ta, int tb, int64_t pad = 0) {
+  Problem p{m, n, k, ta, tb, (ta ? k : m) + pad, (tb ? n : k) + pad, m + pad};
+  return p;
+}
+
+static double rel_err(const Problem &p, const float *D, int64_t ldd, const double *ref,
+                      int64_t nsamp, double *dsums) {
+  err_sums<<<1, 1024>>>(D, ldd, ref, p.m, p.n, nsamp, dsums);
+  CKL();
+  double h[2];
+  CK(cudaMemcpy(h, dsums, sizeof h, cudaMemcpyDeviceToHost));
+  return sqrt(h[0] / h[1]);
+}
+static void reference(const Problem &p, const float *A, const float *B, const float *C,
+                      const float *bias, double alpha, double beta, int64_t nsamp, double *out) {
+  RefArgs r{p.m, p.n, p.k, nsamp, p.ta, p.tb, A, B, C, bias, p.lda, p.ldb, p.ldc,
+            alpha, beta, out};
+  dim3 grid((unsigned)((p.m + 15) / 16), (unsigned)((nsamp + 15) / 16));
+  ref_gemm<<<grid, 256>>>(r);
+  CKL();
+}
+
+static gs_kstatus run_ours(const Problem &p, const float *A, const float *B, const float *C,
+                           float *D, int64_t ldd, float alpha, float beta, const float *bias,
+                           const float *alpha_dev, const float *beta_dev, cudaStream_t st) {
+  gs_kernel_args a;
+  memset(&a, 0, sizeof a);
+  a.m = p.m;
+  a.n = p.n;
+  a.k = p.k;
+  a.trans_a = p.ta;
+  a.trans_b = p.tb;
+  a.A = A;
+  a.lda = p.lda;
+  a.B = B;
+  a.ldb = p.ldb;
+  a.C = C;
+  a.ldc = p.ldc;
+  a.D = D;
+  a.ldd = ldd;
+  a.scalars_on_device = alpha_dev != nullptr;
+  a.alpha = alpha;
+  a.beta = beta;
+  a.alpha_dev = alpha_dev;
+  a.beta_dev = beta_dev;
+  a.bias = bias;
+  a.stream = st;
+  return gs_sgemm_simt_launch(&a);
+}
+static void run_cublas(cublasHandle_t h, const Problem &p, const float *A, const float *B,
+                       float *C, float alpha, float beta) {
+  CKB(cublasSgemm(h, p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, p.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                  (int)p.m, (int)p.n, (int)p.k, &alpha, A, (int)p.lda, B, (int)p.ldb, &beta, C,
+                  (int)p.ldc));
+}
+
+static const char *layout_name(int ta, int tb) {
+  static const char *names[2][2] = {{"NN", "NT"}, {"TN", "TT"}};
+  return names[ta][tb];
+}
+
+/* -------------------------------------------------------------- selftest */
+static int selftest(cublasHandle_t h) {
+  int fails = 0, cases = 0;
+  float *dscal;
+  double *dsums;
+  CK(cudaMalloc(&dscal, 2 * sizeof(float)));
+  CK(cudaMalloc(&dsums, 2 * sizeof(double)));
+  cudaStream_t st;
+  CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+
+  struct Case {
+    int64_t m, n, k, pad;
+    float alpha, beta;
+    int dev_scalars, bias, alias;
+  };
+  std::vector<Case> list;
+  const float ab[3][2] = {{1.f, 0.f}, {-0.5f, 1.f}, {2.f, 0.3f}};
+  for (int v = 0; v < 3; ++v)
+    for (int dev = 0; dev < 2; ++dev)
+      for (int bias = 0; bias < 2; ++bias) {
+        Case c{1536, 1024, 528, 0, ab[v][0], ab[v][1], dev, bias, 0};
+        list.push_back(c);
+      }
+  list.push_back({1280, 1536, 1024, 36, 1.f, 0.f, 0, 0, 0});   /* sub-views */
+  list.push_back({1280, 1536, 1024, 36, 0.7f, 0.3f, 1, 1, 0}); /* sub-views, all on */
+  list.push_back({2048, 1024, 256, 0, 1.f, 1.f, 0, 0, 1});     /* D aliases C */
+  list.push_back({2048, 1024, 256, 4, -2.f, 0.5f, 1, 1, 1});   /* aliasing + views */
+  list.push_back({128, 128, 16, 0, 1.f, 0.f, 0, 0, 0});        /* smallest */
+  list.push_back({128, 128, 32, 0, 1.f, 0.f, 0, 0, 0});        /* k < STAGES tiles */
+  list.push_back({1024, 640, 4096, 0, 1.f, 0.f, 0, 1, 0});
+  /* Few tiles: cuBLAS splits K there and is 2-3x more accurate than any
+   * one-pass FP32 accumulation; reported, not judged (never routed: the
+   * router takes only shapes where we are faster, which needs full waves). */
+  list.push_back({384, 256, 528, 0, 1.f, 0.f, 0, 0, 0});
+
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (const Case &c : list) {
+        ++cases;
+        Problem p = make_problem(c.m, c.n, c.k, ta, tb, c.pad);
+        float *A, *B, *C, *C0, *D, *Dc, *bias = nullptr;
+        double *ref;
+        int64_t nsamp = std::min<int64_t>(p.n, 256);
+        CK(cudaMalloc(&A, p.a_elems() * 4));
+        CK(cudaMalloc(&B, p.b_elems() * 4));
+        CK(cudaMalloc(&C, p.c_elems() * 4));
+        CK(cudaMalloc(&C0, p.c_elems() * 4));
+        CK(cudaMalloc(&D, p.c_elems() * 4));
+        CK(cudaMalloc(&Dc, p.c_elems() * 4));
+        CK(cudaMalloc(&ref, p.m * nsamp * 8));
+        fill_rand(A, p.a_elems(), 11 + cases);
+        fill_rand(B, p.b_elems(), 12 + cases);
+        if (c.beta != 0.f)
+          fill_rand(C, p.c_elems(), 13 + cases);
+        else
+          fill_nan(C, p.c_elems());
+        if (c.bias) {
+          CK(cudaMalloc(&bias, p.m * 4));
+          fill_rand(bias, p.m, 14 + cases);
+        }
+        CK(cudaMemcpy(C0, C, p.c_elems() * 4, cudaMemcpyDeviceToDevice));
+        fill_nan(D, p.c_elems());
+        reference(p, A, B, C0, bias, c.alpha, c.beta, nsamp, ref);
+        float hs[2] = {c.alpha, c.beta};
+        CK(cudaMemcpy(dscal, hs, sizeof hs, cudaMemcpyHostToDevice));
+        /* device scalars: pass garbage host values so reading them would show */
+        float ha = c.dev_scalars ? 1234.f : c.alpha, hb = c.dev_scalars ? 77.f : c.beta;
+        float *out = c.alias ? C : D;
+        CK(cudaDeviceSynchronize());
+        gs_kstatus s = run_ours(p, A, B, C, out, p.ldc, ha, hb, bias,
+                                c.dev_scalars ? dscal : nullptr, c.dev_scalars ? dscal + 1 : nullptr,
+                                st);
+        CK(cudaStreamSynchronize(st));
+        CKL();
+        double e = s == GS_K_OK ? rel_err(p, out, p.ldc, ref, nsamp, dsums) : NAN;
+        /* bits identical on a rerun (non-aliased only: aliasing consumed C) */
+        int same = 1;
+        if (s == GS_K_OK && !c.alias) {
+          fill_nan(Dc, p.c_elems());
+          run_ours(p, A, B, C, Dc, p.ldc, ha, hb, bias, c.dev_scalars ? dscal : nullptr,
+                   c.dev_scalars ? dscal + 1 : nullptr, st);
+          CK(cudaStreamSynchronize(st));
+          std::vector<float> h1(p.c_elems()), h2(p.c_elems());
+          CK(cudaMemcpy(h1.data(), D, p.c_elems() * 4, cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(h2.data(), Dc, p.c_elems() * 4, cudaMemcpyDeviceToHost));
+          for (int64_t j = 0; j < p.n && same; ++j)
+            same = memcmp(&h1[j * p.ldc], &h2[j * p.ldc], p.m * 4) == 0;
+        }
+        /* cuBLAS's own error on the same problem (no bias term in plain SGEMM) */
+        double ec = NAN, tol = 1e-5;
+        if (!c.bias) {
+          CK(cudaMemcpy(Dc, C0, p.c_elems() * 4, cudaMemcpyDeviceToDevice));
+          run_cublas(h, p, A, B, Dc, c.alpha, c.beta);
+          CK(cudaDeviceSynchronize());
+          ec = rel_err(p, Dc, p.ldc, ref, nsamp, dsums);
+          tol = 2 * ec;
+        }
+        const bool info = c.m * c.n <= 384 * 256 && c.k > 256;
+        int ok = s == GS_K_OK && e <= tol && same;
+        if (info && s == GS_K_OK && same && e <= 1e-5) ok = 2;
+        if (!ok) ++fails;
+        printf("selftest %s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g %s%s%s: err %.3e "
+               "(cublas %.3e) %s%s\n",
+               layout_name(ta, tb), (long long)c.m, (long long)c.n, (long long)c.k,
+               (long long)c.pad, c.alpha, c.beta, c.dev_scalars ? "devscal " : "",
+               c.bias ? "bias " : "", c.alias ? "alias " : "", e, ec,
+               ok == 2 ? "info (small grid: cuBLAS splits K)" : ok ? "ok" : "FAIL",
+               same ? "" : " (bits differ on rerun)");
+        cudaFree(A);
+        cudaFree(B);
+        cudaFree(C);
+        cudaFree(C0);
+        cudaFree(D);
+        cudaFree(Dc);
+        cudaFree(ref);
+        if (bias) cudaFree(bias);
+      }
+
+  /* Tiles beyond 2^31 bytes: 64-bit index math (A, then B, over 2 GiB). */
+  {
+    struct Big {
+      int64_t m, n, k;
+      int ta, tb;
+    } bigs[] = {{32768, 256, 16512, 0, 0}, {32768, 256, 16512, 1, 0}, {256, 32768, 16512, 0, 1},
+                {256, 32768, 16512, 1, 1}};
+    for (const Big &b : bigs) {
+      ++cases;
+      Problem p = make_problem(b.m, b.n, b.k, b.ta, b.tb);
+      float *A, *B, *C, *D;
+      double *ref;
+      int64_t nsamp = std::min<int64_t>(p.n, 64);
+      CK(cudaMalloc(&A, p.a_elems() * 4));
+      CK(cudaMalloc(&B, p.b_elems() * 4));
+      CK(cudaMalloc(&C, p.c_elems() * 4));
+      CK(cudaMalloc(&D, p.c_elems() * 4));
+      CK(cudaMalloc(&ref, p.m * nsamp * 8));
+      fill_rand(A, p.a_elems(), 101);
+      fill_rand(B, p.b_elems(), 102);
+      fill_nan(C, p.c_elems());
+      fill_nan(D, p.c_elems());
+      reference(p, A, B, C, nullptr, 1.0, 0.0, nsamp, ref);
+      CK(cudaDeviceSynchronize()); /* st does not wait for the legacy stream */
+      gs_kstatus s = run_ours(p, A, B, C, D, p.ldc, 1.f, 0.f, nullptr, nullptr, nullptr, st);
+      CK(cudaStreamSynchronize(st));
+      double e = s == GS_K_OK ? rel_err(p, D, p.ldc, ref, nsamp, dsums) : NAN;
+      fill_nan(D, p.c_elems());
+      run_cublas(h, p, A, B, D, 1.f, 0.f);
+      CK(cudaDeviceSynchronize());
+      double ec = rel_err(p, D, p.ldc, ref, nsamp, dsums);
+      int ok = s == GS_K_OK && e <= 2 * ec;
+      if (!ok) ++fails;
+      printf("selftest big %s m=%lld n=%lld k=%lld (%.2f GiB operand): err %.3e (cublas %.3e) %s\n",
+             layout_name(b.ta, b.tb), (long long)b.m, (long long)b.n, (long long)b.k,
+             std::max(p.a_elems(), p.b_elems()) * 4.0 / (1 << 30), e, ec, ok ? "ok" : "FAIL");
+      cudaFree(A);
+      cudaFree(B);
+      cudaFree(C);
+      cudaFree(D);
+      cudaFree(ref);
+    }
+  }
+
+  /* Refusals: outside the class nothing is launched. */
+  {
+    float *X;
+    CK(cudaMalloc(&X, 1 << 20));
+    struct Bad {
+      int64_t m, n, k, lda, off;
+      const char *why;
+    } bads[] = {{100, 128, 16, 100, 0, "m % 128"},
+                {128, 120, 16, 128, 0, "n % 128"},
+                {128, 128, 20, 128, 0, "k % 16"},
+                {128, 128, 16, 130, 0, "lda % 4"},
+                {128, 128, 16, 128, 1, "A misaligned"},
+                {128, 128, 16, 64, 0, "lda < m"}};
+    for (const Bad &b : bads) {
+      ++cases;
+      Problem p = make_problem(b.m, b.n, b.k, 0, 0);
+      p.lda = b.lda;
+      gs_kstatus s = run_ours(p, X + b.off, X, X, X, p.ldc, 1.f, 0.f, nullptr, nullptr, nullptr, st);
+      int sup = gs_sgemm_simt_supports(p.m, p.n, p.k, 0, 0, X + b.off, p.lda, X, p.ldb, X, p.ldc, 0);
+      int ok = s == GS_K_UNSUPPORTED && !sup;
+      if (!ok) ++fails;
+      printf("selftest refuse %s: %s\n", b.why, ok ? "ok" : "FAIL");
+    }
+    CK(cudaStreamSynchronize(st));
+    cudaFree(X);
+  }
+
+  printf("selftest: %d passed, %d failed\n", cases - fails, fails);
+  cudaFree(dscal);
+  cudaFree(dsums);
+  cudaStreamDestroy(st);
+  return fails;
+}
+
+/* ------------------------------------------------------------- benchmark */
+struct Row {
+  int64_t m, n, k;
+  std::string layout;
+  double ours_tf, cub_tf, ratio, ours_err, cub_err, ours_us, cub_us;
+  int mhz, watts, samples, reps, nsets;
+  bool supported;
+};
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static bool bench_shape(cublasHandle_t h, int64_t m, int64_t n, int64_t k, int ta, int tb,
+                        int iters, int warmup, Row &row) {
+  Problem p = make_problem(m, n, k, ta, tb);
+  row = Row();
+  row.m = m;
+  row.n = n;
+  row.k = k;
+  row.layout = layout_name(ta, tb);
+  row.supported = gs_sgemm_simt_supports(m, n, k, ta, tb, (void *)256, p.lda, (void *)256, p.ldb,
+                                         (void *)256, p.ldc, 0);
+
+  const double set_bytes = (double)(p.a_elems() + p.b_elems() + p.c_elems()) * 4;
+  const double target = 3.0 * 60e6 * 1.2; /* > 3x L2 */
+  int nsets = (int)std::min(64.0, std::max(1.0, ceil(target / set_bytes)));
+  /* bound memory: at most ~24 GB of rotating sets */
+  while (nsets > 1 && nsets * set_bytes > 24e9) --nsets;
+  row.nsets = nsets;
+
+  std::vector<float *> A(nsets), B(nsets), C(nsets);
+  for (int s = 0; s < nsets; ++s) {
+    CK(cudaMalloc(&A[s], p.a_elems() * 4));
+    CK(cudaMalloc(&B[s], p.b_elems() * 4));
+    CK(cudaMalloc(&C[s], p.c_elems() * 4));
+    fill_rand(A[s], p.a_elems(), 1000 + 3 * s);
+    fill_rand(B[s], p.b_elems(), 1001 + 3 * s);
+    fill_rand(C[s], p.c_elems(), 1002 + 3 * s);
+  }
+  float *Do, *Dc;
+  double *ref, *dsums;
+  int64_t nsamp = std::min<int64_t>(n, 256);
+  CK(cudaMalloc(&Do, p.c_elems() * 4));
+  CK(cudaMalloc(&Dc, p.c_elems() * 4));
+  CK(cudaMalloc(&ref, m * nsamp * 8));
+  CK(cudaMalloc(&dsums, 16));
+
+  /* correctness first: set 0, C and outputs poisoned, beta = 0 */
+  fill_nan(C[0], p.c_elems());
+  fill_nan(Do, p.c_elems());
+  fill_nan(Dc, p.c_elems());
+  reference(p, A[0], B[0], C[0], nullptr, 1.0, 0.0, nsamp, ref);
+  run_cublas(h, p, A[0], B[0], Dc, 1.f, 0.f);
+  CK(cudaDeviceSynchronize());
+  row.cub_err = rel_err(p, Dc, p.ldc, ref, nsamp, dsums);
+  row.ours_err = NAN;
+  if (row.supported) {
+    gs_kstatus s = run_ours(p, A[0], B[0], C[0], Do, p.ldc, 1.f, 0.f, nullptr, nullptr, nullptr, 0);
+    if (s != GS_K_OK) {
+      fprintf(stderr, "launch status %d for %lldx%lldx%lld %s\n", (int)s, (long long)m,
+              (long long)n, (long long)k, row.layout.c_str());
+      exit(2);
+    }
+    CK(cudaDeviceSynchronize());
+    row.ours_err = rel_err(p, Do, p.ldc, ref, nsamp, dsums);
+  }
+
+  /* timing */
+  long call_idx[2] = {0, 0};
+  auto call = [&](int which) {
+    int s = (int)(call_idx[which]++ % nsets);
+    if (which == 0) {
+      if (run_ours(p, A[s], B[s], C[s], C[s], p.ldc, 1.f, 0.f, nullptr, nullptr, nullptr, 0) !=
+          GS_K_OK) {
+        fprintf(stderr, "launch failed\n");
+        exit(2);
+      }
+    } else {
+      run_cublas(h, p, A[s], B[s], C[s], 1.f, 0.f);
+    }
+  };
+  const int nw = row.supported ? 2 : 1;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  double est[2] = {0, 0};
+  for (int w = 0; w < nw; ++w) {
+    int which = row.supported ? w : 1;
+    for (int i = 0; i < warmup; ++i) call(which);
+    CK(cudaEventRecord(e0));
+    for (int i = 0; i < 3; ++i) call(which);
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    est[which] = ms / 3;
+  }
+  double t_est = std::max(est[0], est[1]);
+  int reps = (int)std::min(50.0, std::max(1.0, ceil(1.0 / t_est)));
+  row.reps = reps;
+  row.samples = iters;
+  std::vector<cudaEvent_t> ev(4 * iters);
+  for (auto &e : ev) CK(cudaEventCreate(&e));
+  for (int it = 0; it < iters; ++it)
+    for (int q = 0; q < 2; ++q) {
+      int which = (it % 2 == 0) ? q : 1 - q;
+      if (which == 0 && !row.supported) continue;
+      cudaEvent_t *pe = &ev[4 * it + 2 * which];
+      CK(cudaEventRecord(pe[0]));
+      for (int r = 0; r < reps; ++r) call(which);
+      CK(cudaEventRecord(pe[1]));
+    }
+  /* read the clock while the samples run */
+  std::vector<double> clocks, watts;
+  while (cudaEventQuery(ev[4 * iters - 1]) == cudaErrorNotReady ||
+         cudaEventQuery(ev[4 * iters - 3]) == cudaErrorNotReady) {
+    int c = nvml.clock_mhz(), w = nvml.power_w();
+    if (c > 0) clocks.push_back(c);
+    if (w > 0) watts.push_back(w);
+    usleep(2000);
+  }
+  CK(cudaDeviceSynchronize());
+  CKL();
+  std::vector<double> t[2];
+  for (int it = 0; it < iters; ++it)
+    for (int which = 0; which < 2; ++which) {
+      if (which == 0 && !row.supported) continue;
+      float ms;
+      CK(cudaEventElapsedTime(&ms, ev[4 * it + 2 * which], ev[4 * it + 2 * which + 1]));
+      t[which].push_back(ms / reps);
+    }
+  row.mhz = clocks.empty() ? probe_clock_mhz() : (int)median(clocks);
+  row.watts = watts.empty() ? -1 : (int)median(watts);
+  const double flop = 2.0 * m * n * k;
+  row.cub_us = median(t[1]) * 1e3;
+  row.cub_tf = flop / (row.cub_us * 1e-6) / 1e12;
+  if (row.supported) {
+    row.ours_us = median(t[0]) * 1e3;
+    row.ours_tf = flop / (row.ours_us * 1e-6) / 1e12;
+    row.ratio = row.ours_tf / row.cub_tf;
+  } else {
+    row.ours_us = row.ours_tf = row.ratio = NAN;
+  }
+
+  for (auto &e : ev) cudaEventDestroy(e);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  for (int s = 0; s < nsets; ++s) {
+    cudaFree(A[s]);
+    cudaFree(B[s]);
+    cudaFree(C[s]);
+  }
+  cudaFree(Do);
+  cudaFree(Dc);
+  cudaFree(ref);
+  cudaFree(dsums);
+  return !row.supported || (row.ours_err <= 2 * row.cub_err);
+}
+
+static void usage() {
+  fprintf(stderr,
+          "usage: gemmshim-bench --kernel sgemm_simt --shapes FILE [--csv OUT] [--iters N>=20]\n"
+          "                      [--warmup N] [--selftest]\n");
+}
+
+int main(int argc, char **argv) {
+  const char *kernel = "sgemm_simt", *shapes = nullptr, *csv = nullptr;
+  int iters = 20, warmup = 3, do_selftest = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char * {
+      if (i + 1 >= argc) {
+        usage();
+        exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--kernel") kernel = next();
+    else if (a == "--shapes") shapes = next();
+    else if (a == "--csv") csv = next();
+    else if (a == "--iters") iters = atoi(next());
+    else if (a == "--warmup") warmup = atoi(next());
+    else if (a == "--selftest") do_selftest = 1;
+    else {
+      usage();
+      return 2;
+    }
+  }
+  if (strcmp(kernel, "sgemm_simt") != 0) {
+    fprintf(stderr, "unknown kernel '%s' (known: sgemm_simt)\n", kernel);
+    return 2;
+  }
+  if (iters < 1 || (!shapes && !do_selftest)) {
+    usage();
+    return 2;
+  }
+
+  int dev = 0;
+  CK(cudaSetDevice(dev));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, dev));
+  nvml.open(dev);
+  int drv = 0;
+  CK(cudaDriverGetVersion(&drv));
+  cublasHandle_t h;
+  CKB(cublasCreate(&h));
+  CKB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  int cv[3];
+  CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
+  CKB(cublasGetProperty(MINOR_VERSION, &cv[1]));
+  CKB(cublasGetProperty(PATCH_LEVEL, &cv[2]));
+  char date[64];
+  time_t now = time(nullptr);
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  char header[1024];
+  snprintf(header, sizeof header,
+           "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
+           "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n",
+           prop.name, prop.multiProcessorCount, nvml.driver, drv, cv[0], cv[1], cv[2], date,
+           kernel);
+  fputs(header, stdout);
+  fflush(stdout);
+
+  int bad = 0;
+  if (do_selftest) bad += selftest(h) ? 1 : 0;
+
+  if (shapes) {
+    FILE *f = fopen(shapes, "r");
+    if (!f) {
+      perror(shapes);
+      return 2;
+    }
+    FILE *out = nullptr;
+    if (csv) {
+      out = fopen(csv, "w");
+      if (!out) {
+        perror(csv);
+        return 2;
+      }
+      fputs(header, out);
+      fprintf(out, "m,n,k,layout,ours_tflops,cublas_tflops,ratio,ours_err,cublas_err,sm_mhz,"
+                   "power_w,ours_us,cublas_us,samples,reps,buffer_sets\n");
+    }
+    printf("%-22s %-3s %9s %9s %7s %10s %10s %6s %5s\n", "shape (m n k)", "lay", "ours TF/s",
+           "cuBLAS", "ratio", "ours err", "cuBLAS err", "MHz", "W");
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+      char *hash = strchr(line, '#');
+      if (hash) *hash = 0;
+      long long m, n, k;
+      char lay[8];
+      if (sscanf(line, "%lld %lld %lld %7s", &m, &n, &k, lay) != 4) continue;
+      int ta = lay[0] == 'T' || lay[0] == 't', tb = lay[1] == 'T' || lay[1] == 't';
+      Row r;
+      bool ok = bench_shape(h, m, n, k, ta, tb, iters, warmup, r);
+      char shape[64];
+      snprintf(shape, sizeof shape, "%lld %lld %lld", m, n, k);
+      printf("%-22s %-3s %9.2f %9.2f %7.3f %10.3e %10.3e %6d %5d%s\n", shape, r.layout.c_str(),
+             r.ours_tf, r.cub_tf, r.ratio, r.ours_err, r.cub_err, r.mhz, r.watts,
+             !r.supported ? "  (unsupported: cuBLAS only)"
+                          : (ok ? "" : "  ** ERROR > 2x cuBLAS vs FP64 **"));
+      fflush(stdout);
+      if (out) {
+        fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.4f,%.4e,%.4e,%d,%d,%.2f,%.2f,%d,%d,%d\n", m,
+                n, k, r.layout.c_str(), r.ours_tf, r.cub_tf, r.ratio, r.ours_err, r.cub_err,
+                r.mhz, r.watts, r.ours_us, r.cub_us, r.samples, r.reps, r.nsets);
+        fflush(out);
+      }
+      if (!ok) bad = 1;
+    }
+    fclose(f);
+    if (out) fclose(out);
+  }
+  cublasDestroy(h);
+  if (bad) printf("FAILED: see lines marked above\n");
+  return bad ? 1 : 0;
+}
