@@ -35,6 +35,24 @@ static int read_bool(gs_getenv_fn get, const char *name, int dflt, FILE *warn,
   return v;
 }
 
+/* A count such as GEMMSHIM_AB=N, within [lo, hi]. */
+static long read_long(gs_getenv_fn get, const char *name, long dflt, long lo, long hi,
+                      FILE *warn, int *bad)
+{
+  const char *s = get(name);
+  if (!s || !*s) return dflt;
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*end || v < lo || v > hi) {
+    if (warn)
+      fprintf(warn, "gemmshim: %s=\"%s\" is not a whole number in [%ld, %ld]; using %ld\n",
+              name, s, lo, hi, dflt);
+    (*bad)++;
+    return dflt;
+  }
+  return v;
+}
+
 static void read_path(gs_getenv_fn get, const char *name, char *out,
                       FILE *warn, int *bad)
 {
@@ -79,6 +97,18 @@ int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size)
   return 0;
 }
 
+/* A path with %p expanded. */
+static void read_expanded(gs_getenv_fn get, const char *name, char *out, FILE *warn, int *bad)
+{
+  char tmpl[GS_PATH_MAX];
+  out[0] = '\0';
+  read_path(get, name, tmpl, warn, bad);
+  if (tmpl[0] && gs_expand_path(tmpl, (long)getpid(), out, GS_PATH_MAX) != 0) {
+    if (warn) fprintf(warn, "gemmshim: %s is too long once %%p is expanded; ignored\n", name);
+    (*bad)++;
+  }
+}
+
 int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
 {
   int bad = 0;
@@ -87,13 +117,23 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   cfg->route = read_bool(get, "GEMMSHIM_ROUTE", 1, warn, &bad);
   cfg->verbose = read_bool(get, "GEMMSHIM_VERBOSE", 0, warn, &bad);
   cfg->force = read_bool(get, "GEMMSHIM_FORCE", 0, warn, &bad);
-  char tmpl[GS_PATH_MAX];
-  read_path(get, "GEMMSHIM_LOG", tmpl, warn, &bad);
-  if (tmpl[0] && gs_expand_path(tmpl, (long)getpid(), cfg->log_path,
-                                sizeof cfg->log_path) != 0) {
-    if (warn) fprintf(warn, "gemmshim: GEMMSHIM_LOG is too long once %%p is expanded; no log\n");
+  cfg->ab_every = read_long(get, "GEMMSHIM_AB", 0, 0, 1L << 30, warn, &bad);
+  cfg->ab_scratch_mb = read_long(get, "GEMMSHIM_AB_SCRATCH_MB", GS_AB_SCRATCH_MB_DEFAULT, 1,
+                                 1L << 20, warn, &bad);
+  const char *mode = get("GEMMSHIM_AB_MODE");
+  if (mode && *mode && strcmp(mode, "use") && strcmp(mode, "shadow")) {
+    if (warn) fprintf(warn, "gemmshim: GEMMSHIM_AB_MODE=\"%s\" is not use or shadow; using use\n", mode);
     bad++;
+  } else {
+    cfg->ab_shadow = mode && !strcmp(mode, "shadow");
   }
+  read_expanded(get, "GEMMSHIM_LOG", cfg->log_path, warn, &bad);
+  read_expanded(get, "GEMMSHIM_AB_LOG", cfg->ab_log_path, warn, &bad);
+  if (cfg->ab_every && !cfg->ab_log_path[0] && warn)
+    fprintf(warn, "gemmshim: GEMMSHIM_AB is set without GEMMSHIM_AB_LOG: comparisons run, "
+                  "only the summary log (GEMMSHIM_LOG) will count them\n");
+  const char *brk = get("GEMMSHIM_TEST_BREAK");
+  if (brk) snprintf(cfg->test_break, sizeof cfg->test_break, "%s", brk);
   read_path(get, "GEMMSHIM_CUBLAS_LIB", cfg->cublas_lib, warn, &bad);
   read_path(get, "GEMMSHIM_CUBLASLT_LIB", cfg->cublaslt_lib, warn, &bad);
   return bad;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #define GS_PATH_MAX 4096
+#define GS_AB_SCRATCH_MB_DEFAULT 1024
 
 typedef struct gs_config_t {
   int disable;      /* GEMMSHIM_DISABLE: pure pass-through, no descriptor */
@@ -12,6 +13,12 @@ typedef struct gs_config_t {
   int verbose;      /* GEMMSHIM_VERBOSE: say which library was resolved */
   int force;        /* GEMMSHIM_FORCE: route every call of a kernel's class,
                        measured win or not (validation, A/B on all shapes) */
+  long ab_every;    /* GEMMSHIM_AB: 0 off, N compares one routed call in N */
+  int ab_shadow;    /* GEMMSHIM_AB_MODE=shadow: the app gets cuBLAS's bits */
+  long ab_scratch_mb;                /* GEMMSHIM_AB_SCRATCH_MB per device */
+  char ab_log_path[GS_PATH_MAX];     /* GEMMSHIM_AB_LOG, %p expanded */
+  char test_break[64];  /* GEMMSHIM_TEST_BREAK=kernel: perturb its results
+                           (tests of the self-check only) */
   char log_path[GS_PATH_MAX];        /* GEMMSHIM_LOG, %p expanded; "" = off */
   char cublas_lib[GS_PATH_MAX];      /* GEMMSHIM_CUBLAS_LIB */
   char cublaslt_lib[GS_PATH_MAX];    /* GEMMSHIM_CUBLASLT_LIB */

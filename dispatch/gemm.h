@@ -9,6 +9,7 @@
 #ifndef GS_GEMM_H
 #define GS_GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define GS_NONE (-1)   /* "not given / not applicable" for enum-valued fields */
@@ -60,8 +61,21 @@ struct gs_gemm {
   int bias_type;         /* cudaDataType */
   const char *lt_unhandled;
 
-  void *handle;          /* opaque; only load_state uses it */
+  void *handle;          /* opaque; only interpose's functions use it */
   gs_load_state_fn load_state;
+
+  /* Call the real cuBLAS again, exactly as the caller did but with C and D
+   * replaced (A/B mode and the self-check run cuBLAS into scratch). D is
+   * ignored by the BLAS entry points, which write C. Returns the
+   * cublasStatus_t. Set by interpose. */
+  int (*reissue)(const gs_gemm *g, const void *c, void *d);
+
+  /* The cuBLASLt call's own objects, for load_state and reissue. */
+  const void *lt_desc;
+  const void *lt_layout[4];   /* A, B, C, D */
+  const void *lt_algo;
+  void *workspace;
+  size_t workspace_size;
 };
 
 /* "NN", "TN", "NT", "TT" (op(A) then op(B)); "C?" style for others. */

@@ -32,6 +32,14 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_SM_COUNT] = "sm_count_target",
   [GS_R_DISABLED] = "disabled",
   [GS_R_LAUNCH_FAILED] = "launch_failed",
+  [GS_R_UNCHECKED] = "unchecked",
+  [GS_R_SELFCHECK] = "selfcheck",
+  [GS_R_SELFCHECK_FAILED] = "selfcheck_failed",
+  [GS_R_AB_COMPARED] = "ab_compared",
+  [GS_R_AB_SHADOW] = "ab_shadow",
+  [GS_R_AB_SKIPPED_CAPTURING] = "ab_skipped_capturing",
+  [GS_R_AB_SKIPPED_SCRATCH] = "ab_skipped_scratch",
+  [GS_R_AB_SKIPPED_ALLOC] = "ab_skipped_alloc",
 };
 
 const char *gs_reason_name(gs_reason r)

@@ -32,6 +32,19 @@ typedef enum gs_reason {
   GS_R_SM_COUNT,         /* an SM-count target the kernel cannot honour */
   GS_R_DISABLED,         /* variant disabled (self-check mismatch, failure) */
   GS_R_LAUNCH_FAILED,    /* the launch failed: this call forwarded */
+  GS_R_UNCHECKED,        /* routed, but the kernel's first-use self-check on
+                            this device could not run yet (capturing, no
+                            scratch): forwarded */
+  /* Outcomes of routed calls, for the log (never a routing decision): */
+  GS_R_SELFCHECK,        /* first use: compared with cuBLAS, passed; the
+                            caller got cuBLAS's result */
+  GS_R_SELFCHECK_FAILED, /* first use: mismatch; kernel disabled, caller got
+                            cuBLAS's result */
+  GS_R_AB_COMPARED,      /* A/B: ours served, cuBLAS measured beside it */
+  GS_R_AB_SHADOW,        /* A/B shadow: cuBLAS served, ours measured */
+  GS_R_AB_SKIPPED_CAPTURING, /* sampled for A/B on a capturing stream */
+  GS_R_AB_SKIPPED_SCRATCH,   /* sampled, but over GEMMSHIM_AB_SCRATCH_MB */
+  GS_R_AB_SKIPPED_ALLOC,     /* sampled, but scratch could not be allocated */
   GS_R_COUNT
 } gs_reason;
 

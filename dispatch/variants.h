@@ -41,6 +41,9 @@ typedef struct gs_variant {
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
   const gs_win_rule *wins;
   size_t n_wins;
+  /* First-use self-check: the largest relative Frobenius difference from
+   * cuBLAS's result that still passes. */
+  double selfcheck_tol;
   gs_kstatus (*launch)(const gs_kernel_args *a);
 } gs_variant;
 

@@ -149,15 +149,6 @@ static gs_gemm describe_blas(cublasHandle_t handle, int ta, int tb, int64_t m, i
 #define LAYOUT_GET(lay, attr, var) \
   (help.layout_get(lay, attr, &(var), sizeof(var), &written) == CUBLAS_STATUS_SUCCESS)
 
-/* The descriptors and layouts of a cuBLASLt call travel in g->handle and
- * the private block below, for load_state to read the rest from. */
-typedef struct lt_call {
-  cublasLtMatmulDesc_t desc;
-  cublasLtMatrixLayout_t lay[4];   /* A, B, C, D */
-} lt_call;
-
-static __thread lt_call current_lt;
-
 /* Attributes a fast path must see at their defaults; anything else is
  * "unhandled" and the call forwards (reason lt_attribute). Left unread:
  * what only planar-complex or FP8 types use (plane offsets, scale modes;
@@ -193,28 +184,30 @@ static const char *lt_unhandled(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_
 
 static int load_state_lt(gs_gemm *g)
 {
-  lt_call *c = &current_lt;
+  cublasLtMatmulDesc_t desc = (cublasLtMatmulDesc_t)g->lt_desc;
+  cublasLtMatrixLayout_t lay[4];
+  for (int i = 0; i < 4; i++) lay[i] = (cublasLtMatrixLayout_t)g->lt_layout[i];
   size_t written;
   int32_t pm = 0, scale = 0, bias_type = -1, sms = 0;
   const void *bias = NULL;
   int64_t ld[4];
   uint64_t rows[4], cols[4];
   uint32_t epi = (uint32_t)g->epilogue;
-  if (!DESC_GET(c->desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, pm) ||
-      !DESC_GET(c->desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale) ||
-      !DESC_GET(c->desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, sms))
+  if (!DESC_GET(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, pm) ||
+      !DESC_GET(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale) ||
+      !DESC_GET(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, sms))
     return -1;
   if ((epi & CUBLASLT_EPILOGUE_BIAS) &&
-      (!DESC_GET(c->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias) ||
-       !DESC_GET(c->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type)))
+      (!DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias) ||
+       !DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type)))
     return -1;
   for (int i = 0; i < 4; i++)
-    if (!LAYOUT_GET(c->lay[i], CUBLASLT_MATRIX_LAYOUT_LD, ld[i])) return -1;
+    if (!LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_LD, ld[i])) return -1;
   /* A's and D's shape came with the description; B's and C's are checked
    * against it. */
   for (int i = 1; i < 3; i++)
-    if (!LAYOUT_GET(c->lay[i], CUBLASLT_MATRIX_LAYOUT_ROWS, rows[i]) ||
-        !LAYOUT_GET(c->lay[i], CUBLASLT_MATRIX_LAYOUT_COLS, cols[i]))
+    if (!LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_ROWS, rows[i]) ||
+        !LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_COLS, cols[i]))
       return -1;
   g->pointer_mode = pm;
   g->scale_type = scale;
@@ -229,7 +222,7 @@ static int load_state_lt(gs_gemm *g)
   if (b_rows != (uint64_t)g->k || b_cols != (uint64_t)g->n || rows[2] != (uint64_t)g->m ||
       cols[2] != (uint64_t)g->n)
     g->m = -1;  /* invalid: gs_args_invalid says bad_args */
-  g->lt_unhandled = lt_unhandled(c->desc, c->lay);
+  g->lt_unhandled = lt_unhandled(desc, lay);
   return 0;
 }
 
@@ -237,6 +230,7 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
                            const void *A, cublasLtMatrixLayout_t Adesc, const void *B,
                            cublasLtMatrixLayout_t Bdesc, const void *beta, const void *C,
                            cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
+                           const cublasLtMatmulAlgo_t *algo, void *workspace, size_t ws_size,
                            cudaStream_t stream)
 {
   gs_gemm g;
@@ -282,11 +276,62 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
     g.load_state = NULL;
     return g;
   }
-  current_lt.desc = desc;
-  for (int i = 0; i < 4; i++) current_lt.lay[i] = lay[i];
+  g.lt_desc = desc;
+  for (int i = 0; i < 4; i++) g.lt_layout[i] = lay[i];
+  g.lt_algo = algo;
+  g.workspace = workspace;
+  g.workspace_size = ws_size;
   g.load_state = load_state_lt;
   return g;
 }
+
+/* ---- calling the real function again ----------------------------------- */
+
+/* Locals named like every parameter of the entry points, filled from the
+ * descriptor, so that the table's own argument list calls the real
+ * function. Each entry uses some of them. */
+#define GS_LOCALS_GS_LIB_BLAS                                                   \
+  cublasHandle_t handle = g->handle;                                            \
+  cublasOperation_t transa = (cublasOperation_t)g->trans_a;                     \
+  cublasOperation_t transb = (cublasOperation_t)g->trans_b;                     \
+  int64_t m = g->m, n = g->n, k = g->k;                                         \
+  const void *alpha = g->alpha, *beta = g->beta, *A = g->A, *B = g->B;          \
+  void *C = (void *)c_out;                                                      \
+  cudaDataType Atype = (cudaDataType)g->a_type, Btype = (cudaDataType)g->b_type; \
+  cudaDataType Ctype = (cudaDataType)g->c_type;                                 \
+  int64_t lda = g->lda, ldb = g->ldb, ldc = g->ldc, batchCount = g->batch;      \
+  long long strideA = g->stride_a, strideB = g->stride_b, strideC = g->stride_c; \
+  cublasComputeType_t computeType = (cublasComputeType_t)g->compute_type;       \
+  cublasGemmAlgo_t algo = (cublasGemmAlgo_t)g->algo;                            \
+  (void)d_out; (void)Atype; (void)Btype; (void)Ctype; (void)strideA;            \
+  (void)strideB; (void)strideC; (void)batchCount; (void)computeType; (void)algo;
+
+#define GS_LOCALS_GS_LIB_LT                                                     \
+  cublasLtHandle_t lightHandle = g->handle;                                     \
+  cublasLtMatmulDesc_t computeDesc = (cublasLtMatmulDesc_t)g->lt_desc;          \
+  const void *alpha = g->alpha, *beta = g->beta, *A = g->A, *B = g->B;          \
+  const void *C = c_out;                                                        \
+  void *D = d_out;                                                              \
+  cublasLtMatrixLayout_t Adesc = (cublasLtMatrixLayout_t)g->lt_layout[0];       \
+  cublasLtMatrixLayout_t Bdesc = (cublasLtMatrixLayout_t)g->lt_layout[1];       \
+  cublasLtMatrixLayout_t Cdesc = (cublasLtMatrixLayout_t)g->lt_layout[2];       \
+  cublasLtMatrixLayout_t Ddesc = (cublasLtMatrixLayout_t)g->lt_layout[3];       \
+  const cublasLtMatmulAlgo_t *algo = g->lt_algo;                                \
+  void *workspace = g->workspace;                                               \
+  size_t workspaceSizeInBytes = g->workspace_size;                              \
+  cudaStream_t stream = (cudaStream_t)g->stream;
+
+#define GS_ENTRY(name, lib, params, args, describe)                         \
+  static int reissue_##name(const gs_gemm *g, const void *c_out, void *d_out) \
+  {                                                                         \
+    GS_LOCALS_##lib                                                         \
+    forwarding++;                                                           \
+    int st = (int)((name##_fn)real_fns[GS_ID_##name])args;                  \
+    forwarding--;                                                           \
+    return st;                                                              \
+  }
+#include "entrypoints.def"
+#undef GS_ENTRY
 
 /* ---- the wrappers ------------------------------------------------------ */
 
@@ -300,11 +345,14 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
     gs_gemm g = describe;                                            \
     g.entry = GS_ID_##name;                                          \
     g.entry_name = #name;                                            \
+    g.reissue = reissue_##name;                                      \
     gs_decision d;                                                   \
-    if (gs_dispatch(&g, &d)) return CUBLAS_STATUS_SUCCESS;           \
-    forwarding = 1;                                                  \
+    int served_status;                                               \
+    if (gs_dispatch(&g, &d, &served_status))                         \
+      return (cublasStatus_t)served_status;                          \
+    forwarding++;                                                    \
     status = real args;                                              \
-    forwarding = 0;                                                  \
+    forwarding--;                                                    \
     gs_dispatch_forwarded(&g, &d);                                   \
     return status;                                                   \
   }

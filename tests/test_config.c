@@ -106,6 +106,39 @@ static void test_expand_pid(void **s)
   assert_int_equal(gs_expand_path("0123456789ab", 1, out, 12), -1);
 }
 
+static void test_ab_settings(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.ab_every, 0);
+  assert_int_equal(c.ab_shadow, 0);
+  assert_int_equal(c.ab_scratch_mb, GS_AB_SCRATCH_MB_DEFAULT);
+  set("GEMMSHIM_AB", "10");
+  set("GEMMSHIM_AB_MODE", "shadow");
+  set("GEMMSHIM_AB_SCRATCH_MB", "64");
+  set("GEMMSHIM_AB_LOG", "/tmp/ab.%p.csv");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.ab_every, 10);
+  assert_int_equal(c.ab_shadow, 1);
+  assert_int_equal(c.ab_scratch_mb, 64);
+  assert_non_null(strstr(c.ab_log_path, "/tmp/ab."));
+  assert_null(strstr(c.ab_log_path, "%p"));
+}
+
+static void test_ab_malformed(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  set("GEMMSHIM_AB", "-1");
+  set("GEMMSHIM_AB_MODE", "both");
+  set("GEMMSHIM_AB_SCRATCH_MB", "12abc");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 3);
+  assert_int_equal(c.ab_every, 0);
+  assert_int_equal(c.ab_shadow, 0);
+  assert_int_equal(c.ab_scratch_mb, GS_AB_SCRATCH_MB_DEFAULT);
+}
+
 static void test_too_long_path(void **s)
 {
   (void)s;
@@ -127,6 +160,8 @@ int main(void)
     cmocka_unit_test_setup(test_paths, reset),
     cmocka_unit_test_setup(test_expand_pid, reset),
     cmocka_unit_test_setup(test_too_long_path, reset),
+    cmocka_unit_test_setup(test_ab_settings, reset),
+    cmocka_unit_test_setup(test_ab_malformed, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

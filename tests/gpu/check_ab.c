@@ -1,0 +1,321 @@
+/* GPU check: the first-use self-check and A/B mode, through the shim's
+ * cuBLAS entry points (linked with the shim's objects, like check_sgemm).
+ * Phases run in one process, changing the environment between them:
+ *   1. self-check: a kernel's first call per layout is compared in shadow
+ *      (the caller gets cuBLAS's exact bits); later calls are ours;
+ *   2. A/B shadow: cuBLAS's exact bits, a CSV row per call;
+ *   3. A/B use: our result, a CSV row per call;
+ *   4. a graph captured on one thread while another makes A/B calls: the
+ *      capture works, replays correctly, and no row comes from it;
+ *   5. a deliberately broken kernel (GEMMSHIM_TEST_BREAK) fails its
+ *      self-check, is disabled, and its calls go to cuBLAS.
+ * Exits 77 without a GPU. */
+#define _GNU_SOURCE
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../dispatch/config.h"
+#include "../../dispatch/route.h"
+#include "../../dispatch/tally.h"
+
+#define KERNEL "sgemm_simt"
+#define N 512
+
+static int failures, checks;
+
+#define CU(x)                                                                     \
+  do {                                                                            \
+    cudaError_t e_ = (x);                                                         \
+    if (e_ != cudaSuccess) {                                                      \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                    \
+    }                                                                             \
+  } while (0)
+#define CB(x)                                                                     \
+  do {                                                                            \
+    cublasStatus_t s_ = (x);                                                      \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
+      fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      exit(1);                                                                    \
+    }                                                                             \
+  } while (0)
+
+static void verdict(const char *what, int ok)
+{
+  checks++;
+  if (!ok) failures++;
+  printf("%-4s %s\n", ok ? "ok" : "FAIL", what);
+}
+
+static cublasStatus_t (*real_sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const float *, const float *, int, const float *, int,
+                                    const float *, float *, int);
+
+static float *A, *B, *C0, *C, *R;   /* device: inputs, start C, output, reference */
+static char ab_path[256];
+
+static void fill(float *d, size_t n, uint64_t seed)
+{
+  float *h = malloc(n * 4);
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    h[i] = (float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+  }
+  CU(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice));
+  free(h);
+}
+
+static cublasOperation_t op(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+/* C = alpha op(A) op(B) + beta C0, through the shim (into C) or the real
+ * cuBLAS (into R). */
+static void gemm(cublasHandle_t h, int ta, int tb, int through_shim)
+{
+  float alpha = 1.25f, beta = 0.5f;
+  float *out = through_shim ? C : R;
+  CU(cudaMemcpy(out, C0, (size_t)N * N * 4, cudaMemcpyDeviceToDevice));
+  if (through_shim)
+    CB(cublasSgemm_v2(h, op(ta), op(tb), N, N, N, &alpha, A, N, B, N, &beta, out, N));
+  else
+    CB(real_sgemm(h, op(ta), op(tb), N, N, N, &alpha, A, N, B, N, &beta, out, N));
+  CU(cudaDeviceSynchronize());
+}
+
+static int same_bits(void)
+{
+  static float hc[N * N], hr[N * N];
+  CU(cudaMemcpy(hc, C, sizeof hc, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hr, R, sizeof hr, cudaMemcpyDeviceToHost));
+  return memcmp(hc, hr, sizeof hc) == 0;
+}
+
+static double rel_diff(void)
+{
+  static float hc[N * N], hr[N * N];
+  CU(cudaMemcpy(hc, C, sizeof hc, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hr, R, sizeof hr, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int i = 0; i < N * N; i++) {
+    double d = (double)hc[i] - hr[i];
+    num += d * d;
+    den += (double)hr[i] * hr[i];
+  }
+  return sqrt(num / den);
+}
+
+static uint64_t count(const char *route, gs_reason r) { return gs_tally_count(route, (int)r); }
+
+/* Rows of the A/B CSV with the given mode. */
+static int ab_rows(const char *mode)
+{
+  FILE *f = fopen(ab_path, "r");
+  if (!f) return 0;
+  char line[1024], want[32];
+  snprintf(want, sizeof want, ",%s,", mode);
+  int n = 0;
+  while (fgets(line, sizeof line, f)) n += strstr(line, want) != NULL;
+  fclose(f);
+  return n;
+}
+
+static void set_env(const char *ab, const char *mode, const char *brk)
+{
+  if (ab) setenv("GEMMSHIM_AB", ab, 1); else unsetenv("GEMMSHIM_AB");
+  if (mode) setenv("GEMMSHIM_AB_MODE", mode, 1); else unsetenv("GEMMSHIM_AB_MODE");
+  if (brk) setenv("GEMMSHIM_TEST_BREAK", brk, 1); else unsetenv("GEMMSHIM_TEST_BREAK");
+  gs_config_reload();
+}
+
+static void phase_selfcheck(cublasHandle_t h)
+{
+  set_env(NULL, NULL, NULL);
+  uint64_t sc = count("cublas", GS_R_SELFCHECK), ours = count(KERNEL, GS_R_ROUTED);
+  gemm(h, 1, 0, 0);
+  gemm(h, 1, 0, 1);
+  verdict("self-check: first TN call compared, caller gets cuBLAS's exact bits",
+          count("cublas", GS_R_SELFCHECK) == sc + 1 && same_bits());
+  verdict("self-check: its row is in the A/B log", ab_rows("selfcheck") == 1);
+  gemm(h, 1, 0, 1);
+  double d = rel_diff();
+  verdict("self-check: the second TN call is ours, close to cuBLAS",
+          count(KERNEL, GS_R_ROUTED) == ours + 1 && d < 1e-5);
+}
+
+static void phase_shadow(cublasHandle_t h)
+{
+  set_env("1", "shadow", NULL);
+  gemm(h, 0, 0, 1);   /* NN's first use: the self-check */
+  uint64_t before = count("cublas", GS_R_AB_SHADOW);
+  int rows = ab_rows("shadow");
+  gemm(h, 0, 0, 0);
+  for (int i = 0; i < 3; i++) {
+    gemm(h, 0, 0, 1);
+    if (!same_bits()) break;
+  }
+  verdict("A/B shadow: 3 calls, each cuBLAS's exact bits",
+          count("cublas", GS_R_AB_SHADOW) == before + 3 && same_bits());
+  verdict("A/B shadow: 3 rows written", ab_rows("shadow") == rows + 3);
+}
+
+static void phase_use(cublasHandle_t h)
+{
+  set_env("1", "use", NULL);
+  uint64_t before = count(KERNEL, GS_R_AB_COMPARED);
+  int rows = ab_rows("use");
+  gemm(h, 1, 0, 0);
+  gemm(h, 1, 0, 1);
+  gemm(h, 1, 0, 1);
+  double d = rel_diff();
+  verdict("A/B use: ours serves, close to cuBLAS",
+          count(KERNEL, GS_R_AB_COMPARED) == before + 2 && d < 1e-5);
+  verdict("A/B use: 2 rows written", ab_rows("use") == rows + 2);
+  set_env("2", "use", NULL);   /* one call in two */
+  before = count(KERNEL, GS_R_AB_COMPARED) + count(KERNEL, GS_R_ROUTED);
+  uint64_t compared = count(KERNEL, GS_R_AB_COMPARED);
+  for (int i = 0; i < 10; i++) gemm(h, 1, 0, 1);
+  uint64_t now_compared = count(KERNEL, GS_R_AB_COMPARED) - compared;
+  verdict("A/B sampling 1 in 2: 5 of 10 compared, all 10 ours",
+          now_compared == 5 && count(KERNEL, GS_R_AB_COMPARED) + count(KERNEL, GS_R_ROUTED) == before + 10);
+}
+
+/* Another thread's A/B calls while this one captures a graph. Everything
+ * the worker needs is made before the capture begins (allocations during a
+ * global-mode capture are the test's own mistake, not the shim's). */
+typedef struct worker {
+  cublasHandle_t h;
+  cudaStream_t s;
+  float *a, *b, *c;
+} worker;
+
+static void *ab_worker(void *arg)
+{
+  worker *w = arg;
+  float alpha = 1, beta = 0;
+  for (int i = 0; i < 20; i++)
+    CB(cublasSgemm_v2(w->h, CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &alpha, w->a, N, w->b, N, &beta,
+                      w->c, N));
+  return NULL;
+}
+
+static void phase_capture(cublasHandle_t h)
+{
+  set_env("1", "use", NULL);
+  gemm(h, 0, 1, 1);   /* NT's first use, outside the capture */
+  cudaStream_t s;
+  CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  CB(cublasSetStream_v2(h, s));
+  uint64_t skipped = count(KERNEL, GS_R_AB_SKIPPED_CAPTURING);
+  int rows = ab_rows("use");
+  float alpha = 1.25f, beta = 0.5f;
+  CU(cudaMemcpy(C, C0, (size_t)N * N * 4, cudaMemcpyDeviceToDevice));
+  worker w;
+  CU(cudaMalloc((void **)&w.a, (size_t)N * N * 4));
+  CU(cudaMalloc((void **)&w.b, (size_t)N * N * 4));
+  CU(cudaMalloc((void **)&w.c, (size_t)N * N * 4));
+  fill(w.a, (size_t)N * N, 7);
+  fill(w.b, (size_t)N * N, 8);
+  CU(cudaStreamCreateWithFlags(&w.s, cudaStreamNonBlocking));
+  CB(cublasCreate_v2(&w.h));
+  CB(cublasSetStream_v2(w.h, w.s));
+  /* Once before the capture: the first launch of a kernel loads its module
+   * (CUDA's lazy loading), which a concurrent global-mode capture does not
+   * survive, shim or no shim. */
+  ab_worker(&w);
+  CU(cudaDeviceSynchronize());
+  rows = ab_rows("use");
+  pthread_t t;
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  pthread_create(&t, NULL, ab_worker, &w);
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &alpha, A, N, B, N, &beta, C, N));
+  usleep(20000);   /* let the other thread's A/B calls overlap the capture */
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &alpha, A, N, B, N, &beta, C, N));
+  pthread_join(t, NULL);
+  cudaError_t end = cudaStreamEndCapture(s, &g);
+  CU(cudaStreamSynchronize(w.s));
+  cublasDestroy_v2(w.h);
+  cudaStreamDestroy(w.s);
+  cudaFree(w.a); cudaFree(w.b); cudaFree(w.c);
+  verdict("capture: ends cleanly while another thread compares", end == cudaSuccess);
+  if (end != cudaSuccess) return;
+  CU(cudaGraphInstantiate(&ge, g, 0));
+  CU(cudaGraphLaunch(ge, s));
+  CU(cudaStreamSynchronize(s));
+  /* the graph ran C = alpha A B^T + beta (alpha A B^T + beta C0) */
+  float hbeta = beta;
+  CU(cudaMemcpy(R, C0, (size_t)N * N * 4, cudaMemcpyDeviceToDevice));
+  CB(cublasSetStream_v2(h, 0));
+  CB(real_sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &alpha, A, N, B, N, &hbeta, R, N));
+  CB(real_sgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &alpha, A, N, B, N, &hbeta, R, N));
+  CU(cudaDeviceSynchronize());
+  double d = rel_diff();
+  verdict("capture: the replayed graph is right", d < 1e-5);
+  verdict("capture: its 2 calls skipped A/B, counted",
+          count(KERNEL, GS_R_AB_SKIPPED_CAPTURING) == skipped + 2);
+  verdict("capture: only the other thread's 20 calls wrote rows", ab_rows("use") == rows + 20);
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
+
+static void phase_broken(cublasHandle_t h)
+{
+  set_env(NULL, NULL, KERNEL);
+  uint64_t failed = count("cublas", GS_R_SELFCHECK_FAILED), disabled = count("cublas", GS_R_DISABLED);
+  gemm(h, 1, 1, 0);
+  gemm(h, 1, 1, 1);   /* TT's first use: the broken kernel is caught */
+  verdict("broken kernel: self-check fails, caller gets cuBLAS's exact bits",
+          count("cublas", GS_R_SELFCHECK_FAILED) == failed + 1 && same_bits());
+  gemm(h, 1, 0, 0);
+  gemm(h, 1, 0, 1);   /* TN passed its check earlier: the kernel is off now */
+  verdict("broken kernel: disabled, later calls forwarded",
+          count("cublas", GS_R_DISABLED) == disabled + 1 && same_bits());
+  set_env(NULL, NULL, NULL);
+}
+
+int main(void)
+{
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    printf("check_ab: no CUDA GPU available\n");
+    return 77;
+  }
+  snprintf(ab_path, sizeof ab_path, "/tmp/check_ab.%ld.csv", (long)getpid());
+  unlink(ab_path);
+  setenv("GEMMSHIM_FORCE", "1", 1);
+  setenv("GEMMSHIM_AB_LOG", ab_path, 1);
+  *(void **)&real_sgemm = dlsym(RTLD_NEXT, "cublasSgemm_v2");
+  if (!real_sgemm) return 1;
+  size_t bytes = (size_t)N * N * 4;
+  CU(cudaMalloc((void **)&A, bytes)); CU(cudaMalloc((void **)&B, bytes));
+  CU(cudaMalloc((void **)&C0, bytes)); CU(cudaMalloc((void **)&C, bytes));
+  CU(cudaMalloc((void **)&R, bytes));
+  fill(A, (size_t)N * N, 1); fill(B, (size_t)N * N, 2); fill(C0, (size_t)N * N, 3);
+  cublasHandle_t h;
+  CB(cublasCreate_v2(&h));
+  phase_selfcheck(h);
+  phase_shadow(h);
+  phase_use(h);
+  phase_capture(h);
+  phase_broken(h);
+  cublasDestroy_v2(h);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "cat %s", ab_path);
+  if (getenv("GS_CHECK_VERBOSE") && system(cmd) != 0) {}
+  if (getenv("OUT")) {
+    snprintf(cmd, sizeof cmd, "cp %s %s/check_ab.csv", ab_path, getenv("OUT"));
+    if (system(cmd) != 0) {}
+  }
+  unlink(ab_path);
+  printf("check_ab: %d passed, %d failed\n", checks - failures, failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,99 @@
+/* A/B mode's CPU-side rules: sampling, the scratch a comparison needs,
+ * the self-check verdict, and the CSV row. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cublasLt.h>
+#include <cublas_api.h>
+
+#include "../dispatch/ab.h"
+
+static void test_sampling(void **s)
+{
+  (void)s;
+  for (unsigned long i = 0; i < 10; i++) assert_false(gs_ab_sampled(0, i));  /* off */
+  for (unsigned long i = 0; i < 10; i++) assert_true(gs_ab_sampled(1, i));   /* every call */
+  int n = 0;
+  for (unsigned long i = 0; i < 1000; i++) n += gs_ab_sampled(10, i);
+  assert_int_equal(n, 100);                                                 /* one in ten */
+  assert_true(gs_ab_sampled(10, 0));
+  assert_false(gs_ab_sampled(10, 1));
+}
+
+static gs_gemm call(int lt, int out_type, int64_t ldd, int64_t n)
+{
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.is_lt = lt;
+  g.c_type = g.d_type = out_type;
+  g.ldc = g.ldd = ldd;
+  g.m = ldd;
+  g.n = n;
+  return g;
+}
+
+static void test_scratch_needed(void **s)
+{
+  (void)s;
+  gs_gemm g = call(0, CUDA_R_32F, 4096, 2048);
+  assert_int_equal(gs_ab_scratch_needed(&g), (size_t)4096 * 2048 * 4);
+  g = call(1, CUDA_R_32F, 4100, 10);      /* ld, not m, sets the size */
+  g.m = 4096;
+  assert_int_equal(gs_ab_scratch_needed(&g), (size_t)4100 * 10 * 4);
+  g = call(0, CUDA_R_16BF, 64, 64);       /* no comparison for this output type yet */
+  assert_int_equal(gs_ab_scratch_needed(&g), 0);
+}
+
+static void test_selfcheck_verdict(void **s)
+{
+  (void)s;
+  assert_true(gs_selfcheck_passes(1e-6, 0, 1e-5));
+  assert_true(gs_selfcheck_passes(1e-5, 0, 1e-5));
+  assert_false(gs_selfcheck_passes(2e-5, 0, 1e-5));
+  assert_false(gs_selfcheck_passes(0, 1, 1e-5));     /* a NaN where cuBLAS has a number */
+  assert_false(gs_selfcheck_passes(NAN, 0, 1e-5));
+  assert_false(gs_selfcheck_passes(INFINITY, 0, 1e-5));
+}
+
+static void test_row_format(void **s)
+{
+  (void)s;
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.entry_name = "cublasSgemm_v2";
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_32F;
+  g.trans_a = CUBLAS_OP_T;
+  g.trans_b = CUBLAS_OP_N;
+  g.m = 4096; g.n = 2048; g.k = 1024; g.batch = 1;
+  char row[512];
+  int len = gs_ab_format_row(row, sizeof row, 1764700000.25, 42, &g, "sgemm_simt", "use", 100.0,
+                             110.0, 1e-6, 2e-3, 3.5e-7, 1);
+  assert_int_equal(len, (int)strlen(row));
+  assert_string_equal(row, "1764700000.250000,42,cublasSgemm_v2,f32,f32,TN,4096,2048,1024,1,"
+                           "sgemm_simt,use,100.000,110.000,1.1000,1e-06,0.002,3.5e-07,1");
+  /* as many fields as the header */
+  int commas_row = 0, commas_header = 0;
+  for (const char *p = row; *p; p++) commas_row += *p == ',';
+  for (const char *p = GS_AB_HEADER; *p; p++) commas_header += *p == ',';
+  assert_int_equal(commas_row, commas_header);
+  /* a failed comparison says so, it does not print garbage */
+  gs_ab_format_row(row, sizeof row, 0, 1, &g, "k", "use", 1, 1, INFINITY, INFINITY, NAN, 0);
+  assert_non_null(strstr(row, ",inf,inf,nan,0"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_sampling),
+    cmocka_unit_test(test_scratch_needed),
+    cmocka_unit_test(test_selfcheck_verdict),
+    cmocka_unit_test(test_row_format),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
