@@ -85,7 +85,7 @@ static void unrelax(relaxed *r) { cudaThreadExchangeStreamCaptureMode(&r->saved)
 static gs_reason ensure_scratch(ab_device *dev, size_t need)
 {
   size_t bound = (size_t)gs_config()->ab_scratch_mb << 20;
-  if (need > bound) return GS_R_AB_SKIPPED_SCRATCH;
+  if (!gs_ab_fits(need, gs_config()->ab_scratch_mb)) return GS_R_AB_SKIPPED_SCRATCH;
   if (dev->broken) return GS_R_AB_SKIPPED_ALLOC;
   relaxed r;
   relax(&r);

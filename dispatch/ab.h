@@ -31,6 +31,10 @@ int gs_ab_sampled(long every, unsigned long seq);
  * or 0 when it cannot be compared (output type we cannot compare). */
 size_t gs_ab_scratch_needed(const gs_gemm *g);
 
+/* Whether a comparison needing `need` bytes fits the per-device bound of
+ * GEMMSHIM_AB_SCRATCH_MB = mb. */
+int gs_ab_fits(size_t need, long mb);
+
 /* Whether a comparison passes a self-check with tolerance tol. */
 int gs_selfcheck_passes(double rel_fro, double mismatched_nonfinite, double tol);
 

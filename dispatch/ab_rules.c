@@ -20,6 +20,11 @@ size_t gs_ab_scratch_needed(const gs_gemm *g)
   return (size_t)g->ldd * (size_t)g->n * 4;
 }
 
+int gs_ab_fits(size_t need, long mb)
+{
+  return need > 0 && mb > 0 && need <= ((size_t)mb << 20);
+}
+
 int gs_selfcheck_passes(double rel_fro, double mismatched_nonfinite, double tol)
 {
   return mismatched_nonfinite == 0 && isfinite(rel_fro) && rel_fro <= tol;

@@ -50,6 +50,16 @@ static void test_scratch_needed(void **s)
   assert_int_equal(gs_ab_scratch_needed(&g), 0);
 }
 
+static void test_scratch_bound(void **s)
+{
+  (void)s;
+  assert_true(gs_ab_fits((size_t)1 << 20, 1));            /* exactly the bound */
+  assert_false(gs_ab_fits(((size_t)1 << 20) + 1, 1));
+  assert_true(gs_ab_fits((size_t)4096 * 4096 * 4, 64));   /* 4096^2 f32 = 64 MiB */
+  assert_false(gs_ab_fits((size_t)8192 * 8192 * 4, 64));
+  assert_false(gs_ab_fits(0, 64));                        /* nothing comparable */
+}
+
 static void test_selfcheck_verdict(void **s)
 {
   (void)s;
@@ -92,6 +102,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sampling),
     cmocka_unit_test(test_scratch_needed),
+    cmocka_unit_test(test_scratch_bound),
     cmocka_unit_test(test_selfcheck_verdict),
     cmocka_unit_test(test_row_format),
   };
