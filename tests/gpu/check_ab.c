@@ -1,6 +1,7 @@
 /* GPU check: the first-use self-check and A/B mode, through the shim's
  * cuBLAS entry points (linked with the shim's objects, like check_sgemm).
  * Phases run in one process, changing the environment between them:
+ *   0. captured before its self-check, a kernel's call goes to cuBLAS;
  *   1. self-check: a kernel's first call per layout is compared in shadow
  *      (the caller gets cuBLAS's exact bits); later calls are ours;
  *   2. A/B shadow: cuBLAS's exact bits, a CSV row per call;
@@ -132,6 +133,34 @@ static void set_env(const char *ab, const char *mode, const char *brk)
   if (mode) setenv("GEMMSHIM_AB_MODE", mode, 1); else unsetenv("GEMMSHIM_AB_MODE");
   if (brk) setenv("GEMMSHIM_TEST_BREAK", brk, 1); else unsetenv("GEMMSHIM_TEST_BREAK");
   gs_config_reload();
+}
+
+/* Before any TN call: captured, an unchecked kernel forwards to cuBLAS. */
+static void phase_unchecked_capture(cublasHandle_t h)
+{
+  set_env(NULL, NULL, NULL);
+  cudaStream_t s;
+  CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  gemm(h, 1, 0, 0);   /* the reference; warms cuBLAS's kernel outside the capture */
+  CB(cublasSetStream_v2(h, s));
+  CU(cudaMemcpy(C, C0, (size_t)N * N * 4, cudaMemcpyDeviceToDevice));
+  uint64_t unchecked = count("cublas", GS_R_UNCHECKED), ours = count(KERNEL, GS_R_ROUTED);
+  float alpha = 1.25f, beta = 0.5f;
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, N, N, N, &alpha, A, N, B, N, &beta, C, N));
+  CU(cudaStreamEndCapture(s, &g));
+  CU(cudaGraphInstantiate(&ge, g, 0));
+  CU(cudaGraphLaunch(ge, s));
+  CU(cudaStreamSynchronize(s));
+  CB(cublasSetStream_v2(h, 0));
+  verdict("capture before the self-check: forwarded (unchecked), cuBLAS's exact bits on replay",
+          count("cublas", GS_R_UNCHECKED) == unchecked + 1 && count(KERNEL, GS_R_ROUTED) == ours &&
+              same_bits());
+  cudaGraphExecDestroy(ge);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
 }
 
 static void phase_selfcheck(cublasHandle_t h)
@@ -302,6 +331,7 @@ int main(void)
   fill(A, (size_t)N * N, 1); fill(B, (size_t)N * N, 2); fill(C0, (size_t)N * N, 3);
   cublasHandle_t h;
   CB(cublasCreate_v2(&h));
+  phase_unchecked_capture(h);
   phase_selfcheck(h);
   phase_shadow(h);
   phase_use(h);
