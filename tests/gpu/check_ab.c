@@ -25,6 +25,7 @@
 
 #include "../../dispatch/config.h"
 #include "../../dispatch/route.h"
+#include "gpu_check.h"
 #include "../../dispatch/tally.h"
 
 #define KERNEL "sgemm_simt"
@@ -32,22 +33,6 @@
 
 static int failures, checks;
 
-#define CU(x)                                                                     \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) {                                                      \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                    \
-    }                                                                             \
-  } while (0)
-#define CB(x)                                                                     \
-  do {                                                                            \
-    cublasStatus_t s_ = (x);                                                      \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
-      fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      exit(1);                                                                    \
-    }                                                                             \
-  } while (0)
 
 static void verdict(const char *what, int ok)
 {

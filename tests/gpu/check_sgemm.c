@@ -20,28 +20,13 @@
 #include <string.h>
 
 #include "../../dispatch/route.h"
+#include "gpu_check.h"
 #include "../../dispatch/tally.h"
 
 #define KERNEL "sgemm_simt"
 
 static int failures, checks;
 
-#define CU(x)                                                                     \
-  do {                                                                            \
-    cudaError_t e_ = (x);                                                         \
-    if (e_ != cudaSuccess) {                                                      \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                    \
-    }                                                                             \
-  } while (0)
-#define CB(x)                                                                     \
-  do {                                                                            \
-    cublasStatus_t s_ = (x);                                                      \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
-      fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      exit(1);                                                                    \
-    }                                                                             \
-  } while (0)
 
 /* The real cuBLAS, bypassing the shim: the references. */
 static cublasStatus_t (*real_sgemm)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
