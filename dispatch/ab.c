@@ -196,10 +196,11 @@ static int both_paths(const gs_gemm *g, const gs_variant *v, ab_device *dev, int
     cudaEventRecord(ev[1], s);
   }
   if (!o->ours_ok || o->cublas_status != CUBLAS_STATUS_SUCCESS) return -1;
-  const float *ours_out = ours_serves ? g->D : other_d;
-  const float *cublas_out = ours_serves ? other_d : g->D;
-  if (gs_compare_f32(ours_out, g->ldd, cublas_out, g->ldd, g->m, g->n, dev->partials, dev->result,
-                     s) != 0)
+  const void *ours_out = ours_serves ? g->D : other_d;
+  const void *cublas_out = ours_serves ? other_d : g->D;
+  int out_type = g->is_lt ? g->d_type : g->c_type;
+  if (gs_compare(out_type == CUDA_R_16BF ? GS_CMP_BF16 : GS_CMP_F32, ours_out, g->ldd, cublas_out,
+                 g->ldd, g->m, g->n, dev->partials, dev->result, s) != 0)
     return -1;
   relaxed r;
   relax(&r);

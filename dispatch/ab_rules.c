@@ -16,8 +16,8 @@ int gs_ab_sampled(long every, unsigned long seq)
 size_t gs_ab_scratch_needed(const gs_gemm *g)
 {
   int out = g->is_lt ? g->d_type : g->c_type;
-  if (out != CUDA_R_32F) return 0;
-  return (size_t)g->ldd * (size_t)g->n * 4;
+  size_t elem = out == CUDA_R_32F ? 4 : out == CUDA_R_16BF ? 2 : 0;
+  return (size_t)g->ldd * (size_t)g->n * elem;
 }
 
 int gs_ab_fits(size_t need, long mb)

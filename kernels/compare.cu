@@ -1,16 +1,17 @@
 /* compare.cu: A/B comparison of two FP32 matrices, on the device.
  *
- * Technique: a grid-stride pass where each block reduces its share into one
+ * Technique: FP32 or BF16 elements, widened to FP64; a grid-stride pass where each block reduces its share into one
  * partial (max abs diff, max rel diff, sums of squares in FP64, non-finite
  * mismatches), then a single block folds the partials in a fixed order.
  * Fixed grid size and fixed reduction trees: deterministic bits; no atomics.
  * Any architecture (sm_80 and up). */
 #include "compare.h"
 
+#include <cuda_bf16.h>
 #include <float.h>
 #include <math.h>
 
-namespace gs_compare {
+namespace gs_cmp {
 
 constexpr int THREADS = 256;
 constexpr int BLOCKS = 264;   /* 2 per SM on a 132-SM H200; a fixed number keeps bits fixed */
@@ -41,16 +42,20 @@ __device__ Acc block_reduce(Acc v)
   return buf[0];
 }
 
-__global__ void __launch_bounds__(THREADS) partial_kernel(const float *x, int64_t ldx,
-                                                          const float *ref, int64_t ldr,
-                                                          int64_t m, int64_t n, Acc *partials)
+__device__ inline float to_float(float v) { return v; }
+__device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__global__ void __launch_bounds__(THREADS) partial_kernel(const T *x, int64_t ldx, const T *ref,
+                                                          int64_t ldr, int64_t m, int64_t n,
+                                                          Acc *partials)
 {
   Acc a = { 0, 0, 0, 0, 0 };
   const int64_t total = m * n;
   for (int64_t e = (int64_t)blockIdx.x * THREADS + threadIdx.x; e < total;
        e += (int64_t)gridDim.x * THREADS) {
     int64_t j = e / m, i = e - j * m;
-    float xv = x[i + j * ldx], rv = ref[i + j * ldr];
+    float xv = to_float(x[i + j * ldx]), rv = to_float(ref[i + j * ldr]);
     bool fx = isfinite(xv), fr = isfinite(rv);
     if (fx && fr) {
       double d = fabs((double)xv - (double)rv);
@@ -84,19 +89,25 @@ __global__ void __launch_bounds__(THREADS) final_kernel(const Acc *partials, int
   }
 }
 
-}  // namespace gs_compare
+}  // namespace gs_cmp
 
 extern "C" size_t gs_compare_scratch_bytes(void)
 {
-  return sizeof(gs_compare::Acc) * gs_compare::BLOCKS;
+  return sizeof(gs_cmp::Acc) * gs_cmp::BLOCKS;
 }
 
-extern "C" int gs_compare_f32(const float *x, int64_t ldx, const float *ref, int64_t ldr,
-                              int64_t m, int64_t n, void *partials, gs_compare_result *out,
-                              cudaStream_t stream)
+extern "C" int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref,
+                          int64_t ldr, int64_t m, int64_t n, void *partials,
+                          gs_compare_result *out, cudaStream_t stream)
 {
-  using namespace gs_compare;
-  partial_kernel<<<BLOCKS, THREADS, 0, stream>>>(x, ldx, ref, ldr, m, n, (Acc *)partials);
+  using namespace gs_cmp;
+  if (type == GS_CMP_BF16)
+    partial_kernel<<<BLOCKS, THREADS, 0, stream>>>((const __nv_bfloat16 *)x, ldx,
+                                                   (const __nv_bfloat16 *)ref, ldr, m, n,
+                                                   (Acc *)partials);
+  else
+    partial_kernel<<<BLOCKS, THREADS, 0, stream>>>((const float *)x, ldx, (const float *)ref, ldr,
+                                                   m, n, (Acc *)partials);
   final_kernel<<<1, THREADS, 0, stream>>>((const Acc *)partials, BLOCKS, out);
   return cudaGetLastError() == cudaSuccess ? 0 : -1;
 }

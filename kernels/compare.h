@@ -1,5 +1,5 @@
 /* Compare two matrices on the device, deterministically: what A/B mode and
- * the self-check report. */
+ * the self-check report. FP32 or BF16 elements, compared in FP64. */
 #ifndef GS_COMPARE_H
 #define GS_COMPARE_H
 
@@ -22,12 +22,14 @@ typedef struct gs_compare_result {
 /* Scratch the launcher needs for its partial results, in bytes. */
 size_t gs_compare_scratch_bytes(void);
 
-/* x and ref: m x n column-major FP32 with leading dims ldx, ldr. partials:
- * gs_compare_scratch_bytes() of device memory; out: one device result.
- * Two kernels (per-block partials, then one block), no atomics: the same
- * inputs give the same bits. 0 on success. */
-int gs_compare_f32(const float *x, int64_t ldx, const float *ref, int64_t ldr, int64_t m,
-                   int64_t n, void *partials, gs_compare_result *out, cudaStream_t stream);
+typedef enum gs_compare_type { GS_CMP_F32 = 0, GS_CMP_BF16 = 1 } gs_compare_type;
+
+/* x and ref: m x n column-major matrices of `type` with leading dims ldx,
+ * ldr. partials: gs_compare_scratch_bytes() of device memory; out: one
+ * device result. Two kernels (per-block partials, then one block), no
+ * atomics: the same inputs give the same bits. 0 on success. */
+int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref, int64_t ldr,
+               int64_t m, int64_t n, void *partials, gs_compare_result *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

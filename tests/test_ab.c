@@ -46,7 +46,9 @@ static void test_scratch_needed(void **s)
   g = call(1, CUDA_R_32F, 4100, 10);      /* ld, not m, sets the size */
   g.m = 4096;
   assert_int_equal(gs_ab_scratch_needed(&g), (size_t)4100 * 10 * 4);
-  g = call(0, CUDA_R_16BF, 64, 64);       /* no comparison for this output type yet */
+  g = call(0, CUDA_R_16BF, 64, 64);       /* BF16 output: 2 bytes */
+  assert_int_equal(gs_ab_scratch_needed(&g), (size_t)64 * 64 * 2);
+  g = call(0, CUDA_R_16F, 64, 64);        /* no comparison for this output type */
   assert_int_equal(gs_ab_scratch_needed(&g), 0);
 }
 
