@@ -58,6 +58,9 @@ def parse_args(argv=None):
     p.add_argument("--out", metavar="FILE",
                    help="write the per-step losses, one repr(float) a line, for bit-exact comparison")
     p.add_argument("--device", default="cuda", help="torch device (default cuda)")
+    p.add_argument("--ddp", action="store_true",
+                   help="DistributedDataParallel over NCCL, one GPU per rank: run under "
+                        "torchrun (each rank trains on its own data shard)")
     a = p.parse_args(argv)
     if a.steps < 1:
         p.error("--steps must be at least 1")
@@ -179,7 +182,18 @@ def main(argv=None):
         return 77
     is_cuda = dev.type == "cuda"
 
-    # Seeds (data uses its own generator; these cover weight init).
+    rank, world = 0, 1
+    dist = None
+    if args.ddp:
+        import torch.distributed as dist
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local_rank)
+        dev = torch.device("cuda", local_rank)
+        dist.init_process_group("nccl", device_id=dev)
+        rank, world = dist.get_rank(), dist.get_world_size()
+
+    # Seeds (data uses its own generator; these cover weight init, the same
+    # on every rank).
     torch.manual_seed(args.seed)
     if is_cuda:
         torch.cuda.manual_seed_all(args.seed)
@@ -198,6 +212,8 @@ def main(argv=None):
 
     model = build_model(torch, args).to(dev)
     n_params = sum(p.numel() for p in model.parameters())
+    if args.ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index])
     decay, no_decay = [], []
     for name, prm in model.named_parameters():
         (decay if prm.dim() >= 2 and "ln" not in name else no_decay).append(prm)
@@ -205,12 +221,14 @@ def main(argv=None):
         [{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
         lr=args.lr, betas=(0.9, 0.95), eps=1e-8, foreach=True)
 
-    data = make_tokens(torch, args.steps * args.batch, args.seq, args.vocab, args.noise, args.seed)
+    data = make_tokens(torch, args.steps * args.batch, args.seq, args.vocab, args.noise,
+                       args.seed + rank)
     data = data.view(args.steps, args.batch, args.seq + 1).to(dev)
 
     dev_name = torch.cuda.get_device_name(dev) if is_cuda else "cpu"
-    print("train.py: torch=%s device=%s (%s) dtype=%s deterministic=%s params=%.1fM"
-          % (torch.__version__, dev, dev_name, args.dtype, args.deterministic, n_params / 1e6))
+    print("train.py: torch=%s device=%s (%s) dtype=%s deterministic=%s params=%.1fM rank=%d/%d"
+          % (torch.__version__, dev, dev_name, args.dtype, args.deterministic, n_params / 1e6,
+             rank, world))
     print("train.py: d_model=%d layers=%d heads=%d seq=%d batch=%d vocab=%d tokens/step=%d lr=%g"
           % (args.d_model, args.layers, args.heads, args.seq, args.batch, args.vocab,
              args.seq * args.batch, args.lr))
@@ -245,7 +263,9 @@ def main(argv=None):
         if not math.isfinite(loss_val):
             print("train.py: loss is not finite at step %d" % step)
 
-    if args.out:
+    if dist is not None:
+        dist.destroy_process_group()
+    if args.out and rank == 0:
         with open(args.out, "w") as f:
             for v in losses:
                 f.write(repr(v) + "\n")
@@ -253,8 +273,8 @@ def main(argv=None):
     # Step 0 pays for cuBLAS/cuBLASLt handle creation, heuristics, allocator
     # growth: leave it out of the median when there is more than one step.
     timed = step_ms[1:] if len(step_ms) > 1 else step_ms
-    print("train.py: dtype=%s steps=%d final_loss=%r median_step_ms=%.3f"
-          % (args.dtype, args.steps, losses[-1], statistics.median(timed)))
+    print("train.py: rank=%d dtype=%s steps=%d final_loss=%r median_step_ms=%.3f"
+          % (rank, args.dtype, args.steps, losses[-1], statistics.median(timed)))
     sys.stdout.flush()
     return 0 if all(math.isfinite(v) for v in losses) else 1
 
