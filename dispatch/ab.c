@@ -166,22 +166,23 @@ static atomic_ulong routed_seq, order_seq;
 
 /* ours_serves: our result goes to the caller (A/B use mode); otherwise
  * cuBLAS's does. Requires the stream's context entered and dev locked with
- * enough scratch. Returns 0 when both ran and were compared. */
+ * enough scratch. Returns 0 when both ran and were compared, -1 when they
+ * ran (see o) but were not compared, -2 when neither ran. */
 static int both_paths(const gs_gemm *g, const gs_variant *v, ab_device *dev, int ours_serves,
                       outcome *o)
 {
   cudaStream_t s = (cudaStream_t)g->stream;
+  o->ours_ok = 0;
+  o->cublas_status = -1;
   size_t out_bytes = gs_ab_scratch_needed(g);
   int aliased = g->is_lt ? g->D == g->C : 1;
   int beta_matters = g->pointer_mode == 1 || *(const float *)g->beta != 0.0f;
   if (aliased && beta_matters &&
       cudaMemcpyAsync(dev->scratch, g->C, out_bytes, cudaMemcpyDeviceToDevice, s) != cudaSuccess)
-    return -1;
+    return -2;
   const void *other_c = aliased ? dev->scratch : g->C;
   void *other_d = dev->scratch;
   int ours_first = (int)(atomic_fetch_add(&order_seq, 1) & 1);
-  o->ours_ok = 0;
-  o->cublas_status = -1;
   for (int step = 0; step < 2; step++) {
     int ours_now = (step == 0) == ours_first;
     int to_caller = ours_now == ours_serves;
@@ -237,7 +238,9 @@ int gs_ab_handle(gs_gemm *g, gs_decision *d, int *status)
   const gs_config_t *cfg = gs_config();
   atomic_uchar *slot = check_slot(g, v, d->device);
   int need_check = slot && atomic_load_explicit(slot, memory_order_acquire) != GS_SC_PASSED;
-  int sampled = !need_check && gs_ab_sampled(cfg->ab_every, atomic_fetch_add(&routed_seq, 1));
+  /* the shared counter is touched only in A/B mode */
+  int sampled = !need_check && cfg->ab_every > 0 &&
+                gs_ab_sampled(cfg->ab_every, atomic_fetch_add(&routed_seq, 1));
   if (!need_check && !sampled) return 0;
 
   gs_reason skip = GS_R_ROUTED;
@@ -274,13 +277,28 @@ int gs_ab_handle(gs_gemm *g, gs_decision *d, int *status)
     int ours_serves = !need_check && !cfg->ab_shadow;
     outcome o;
     int rc = both_paths(g, v, dev, ours_serves, &o);
-    if (rc != 0 || !o.ours_ok) {
-      /* Our path failed: the caller's result must come from cuBLAS. */
-      if (o.cublas_status < 0 || ours_serves) o.cublas_status = g->reissue(g, g->C, g->D);
-      gs_variant_disable(v, d->device, o.ours_ok ? "comparison failed" : "launch failed");
-      *status = o.cublas_status;
+    if (rc == -2) {
+      /* nothing ran: the call goes to cuBLAS as if never sampled */
+      *status = g->reissue(g, g->C, g->D);
+      d->reason = need_check ? GS_R_UNCHECKED : GS_R_AB_SKIPPED_ALLOC;
+      d->variant = NULL;
+      result = 1;
+    } else if (!o.ours_ok) {
+      /* Our launch failed, so it wrote nothing; the caller's result comes
+       * from cuBLAS: the run just made, when it wrote the caller's output. */
+      int cublas_wrote_caller = !ours_serves && o.cublas_status >= 0;
+      *status = cublas_wrote_caller ? o.cublas_status : g->reissue(g, g->C, g->D);
+      gs_variant_disable(v, d->device, "launch failed");
       d->reason = GS_R_LAUNCH_FAILED;
       d->variant = NULL;
+      result = 1;
+    } else if (rc != 0) {
+      /* Both ran, but there is no comparison (cuBLAS's run or the compare
+       * failed): whoever served the caller has served it; nothing is
+       * recorded, and an unchecked kernel stays unchecked. */
+      *status = ours_serves ? CUBLAS_STATUS_SUCCESS : o.cublas_status;
+      d->reason = ours_serves ? GS_R_ROUTED : need_check ? GS_R_UNCHECKED : GS_R_AB_SHADOW;
+      if (!ours_serves) d->variant = NULL;
       result = 1;
     } else if (need_check) {
       int pass = gs_selfcheck_passes(rel_fro(&o.cmp), o.cmp.mismatched_nonfinite, v->selfcheck_tol);
