@@ -7,6 +7,7 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
+#include "../kernels/gemm_bf16_wgmma.h"
 #include "../kernels/sgemm_simt.h"
 
 /* FP32 in, FP32 out, FP32 math: Sgemm, GemmEx and cuBLASLt with
@@ -49,5 +50,41 @@ static const gs_variant sgemm_simt = {
   .launch = gs_sgemm_simt_launch,
 };
 
-const gs_variant *const gs_variants[] = { &sgemm_simt };
+/* BF16 in and out, FP32 accumulation and scalars: GemmEx with
+ * COMPUTE_32F (PyTorch's bf16 autocast) and cuBLASLt (nn.Linear). */
+static int bf16_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_16BF && g->b_type == CUDA_R_16BF && g->c_type == CUDA_R_16BF &&
+         g->d_type == CUDA_R_16BF &&
+         (g->compute_type == CUBLAS_COMPUTE_32F || g->compute_type == CUBLAS_COMPUTE_32F_PEDANTIC);
+}
+
+/* Math mode does not change a BF16 GEMM with FP32 accumulation; cuBLASLt
+ * must scale in FP32. */
+static int bf16_math(const gs_gemm *g)
+{
+  return !g->is_lt || g->scale_type == CUDA_R_32F;
+}
+
+static const gs_variant gemm_bf16_wgmma = {
+  .name = "gemm_bf16_wgmma",
+  .cc_major = 9, .cc_minor = 0,
+  .types_ok = bf16_types,
+  .math_ok = bf16_math,
+  .layouts = GS_LAYOUT_TN,
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
+  .bias_type = CUDA_R_16BF,
+  .elem_bytes = 2,
+  .align_bytes = 16,
+  .m_mult = GS_GEMM_BF16_WGMMA_ALIGN_M, .n_mult = GS_GEMM_BF16_WGMMA_ALIGN_N,
+  .k_mult = GS_GEMM_BF16_WGMMA_ALIGN_K,
+  /* Measured (bench/results/bf16_wgmma-h200-2026-12-02.csv): 0.93-1.02x
+   * cuBLAS under the power cap, no shape at 1.02x on both runs: no wins. */
+  .wins = NULL, .n_wins = 0,
+  /* BF16 output: ours and cuBLAS round differently (~2e-3 apart). */
+  .selfcheck_tol = 1e-2,
+  .launch = gs_gemm_bf16_wgmma_launch,
+};
+
+const gs_variant *const gs_variants[] = { &sgemm_simt, &gemm_bf16_wgmma };
 const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

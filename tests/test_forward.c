@@ -310,7 +310,7 @@ static void test_every_entry_point_rtld_local(void **state)
   /* header + one row per entry point (each called twice, same shape) */
   assert_int_equal(count_lines(log), 1 + 9);
   assert_non_null(strstr(log, ",cublasSgemm_v2,f32,f32,f32,-,TN,-,11,12,13,1,cublas,"));
-  assert_non_null(strstr(log, ",cublasGemmStridedBatchedEx,bf16,bf16,bf16,32f,NT,-,71,72,73,3,cublas,dtype,2\n"));
+  assert_non_null(strstr(log, ",cublasGemmStridedBatchedEx,bf16,bf16,bf16,32f,NT,-,71,72,73,3,cublas,batched,2\n"));
   assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,default,128,256,64,1,cublas,"));
 }
 
