@@ -139,6 +139,24 @@ static void test_basic_aggregates(void **s)
   report_free(&r);
 }
 
+/* A shape's first cuBLAS call carries its one-time setup: the totals use
+ * medians x calls, so one such call does not turn 1.5x into 25x. */
+static void test_steady_totals_ignore_first_call_setup(void **s)
+{
+  (void)s;
+  report r;
+  report_init(&r);
+  load_ok(&r, "ab_first_call.csv");
+  finish_ok(&r);
+  assert_float_equal(r.sum_cublas_us, 2620, 1e-9);
+  assert_float_equal(r.steady_cublas_us, 5 * 30.0, 1e-9);
+  assert_float_equal(r.steady_ours_us, 5 * 20.0, 1e-9);
+  char *text = render(report_write_text, &r);
+  assert_non_null(strstr(text, "1.500x  (cuBLAS time / our time)"));
+  free(text);
+  report_free(&r);
+}
+
 static void test_sorted_by_share(void **s)
 {
   (void)s;
@@ -587,6 +605,7 @@ int main(void)
     cmocka_unit_test(test_median),
     cmocka_unit_test(test_basic_aggregates),
     cmocka_unit_test(test_sorted_by_share),
+    cmocka_unit_test(test_steady_totals_ignore_first_call_setup),
     cmocka_unit_test(test_repeated_headers),
     cmocka_unit_test(test_multiple_files),
     cmocka_unit_test(test_nan_is_a_failure),

@@ -39,7 +39,7 @@ typedef struct report_class {
   /* set by report_finish */
   double median_ours_us, median_cublas_us;
   double speedup; /* median cuBLAS / median ours */
-  double share;   /* fraction of all compared cuBLAS time, 0..1 */
+  double share;   /* fraction of the steady-state cuBLAS time (medians x calls), 0..1 */
 } report_class;
 
 typedef struct report_count {
@@ -75,6 +75,10 @@ typedef struct report {
   int ab_files;
   size_t compared_calls, shadow_calls, nonfinite_calls, failing_classes;
   double sum_ours_us, sum_cublas_us;
+  /* Steady state: each class's median times its calls, summed. A shape's
+   * first cuBLAS call carries one-time setup (milliseconds of heuristics and
+   * module loading) that raw sums would count as GEMM time. */
+  double steady_ours_us, steady_cublas_us;
   report_summary summary;
 } report;
 
