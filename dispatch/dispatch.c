@@ -3,6 +3,8 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ab.h"
@@ -55,9 +57,19 @@ static int run(const gs_gemm *g, gs_decision *d)
   gs_kstatus st = gs_launch_variant(g, d->variant, g->C, g->D);
   gs_gpu_leave(&e);
   if (st == GS_K_OK) return 1;
-  gs_variant_disable(d->variant, d->device,
-                     st == GS_K_UNSUPPORTED ? "refused a routed call" : "launch failed");
-  d->reason = GS_R_LAUNCH_FAILED;
+  if (st == GS_K_UNSUPPORTED) {
+    /* The kernel's own check is narrower than its router entry: this call
+     * goes to cuBLAS; the kernel keeps serving the rest. Said once. */
+    static atomic_int said;
+    if (!atomic_exchange(&said, 1))
+      fprintf(stderr, "gemmshim: kernel %s refused a %lldx%lldx%lld call the router sent it; "
+                      "such calls go to cuBLAS\n",
+              d->variant->name, (long long)g->m, (long long)g->n, (long long)g->k);
+    d->reason = GS_R_SIZE_CLASS;
+  } else {
+    gs_variant_disable(d->variant, d->device, "launch failed");
+    d->reason = GS_R_LAUNCH_FAILED;
+  }
   d->variant = NULL;
   return 0;
 }
