@@ -54,9 +54,9 @@ struct gs_gemm {
 
   int epilogue;          /* cublasLtEpilogue_t (cuBLASLt), GS_NONE (BLAS) */
 
-  /* cuBLASLt only (filled by load_state): the attributes a fast path must
-   * agree with. lt_unhandled names the first attribute outside the whitelist
-   * interpose could read (NULL when all are plain). */
+  /* cuBLASLt only: the attributes a fast path must agree with.
+   * lt_unhandled names the first attribute outside the whitelist (NULL when
+   * all are plain). */
   const void *bias;
   int bias_type;         /* cudaDataType */
   const char *lt_unhandled;

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../dispatch/config.h"
@@ -149,6 +150,18 @@ static gs_gemm describe_blas(cublasHandle_t handle, int ta, int tb, int64_t m, i
 #define LAYOUT_GET(lay, attr, var) \
   (help.layout_get(lay, attr, &(var), sizeof(var), &written) == CUBLAS_STATUS_SUCCESS)
 
+/* Everything the shim reads from a cuBLASLt call's descriptor and layouts
+ * (A, B, C, D). */
+typedef struct lt_state {
+  int ok;                          /* every read succeeded */
+  int32_t compute, transa, transb, pointer_mode, scale_type, sm_count, bias_type, batch;
+  uint32_t epilogue, type[4];
+  uint64_t rows[4], cols[4];
+  int64_t ld[4];
+  const void *bias;
+  const char *unhandled;           /* first attribute off the whitelist */
+} lt_state;
+
 /* Attributes a fast path must see at their defaults; anything else is
  * "unhandled" and the call forwards (reason lt_attribute). Left unread:
  * what only planar-complex or FP8 types use (plane offsets, scale modes;
@@ -182,47 +195,91 @@ static const char *lt_unhandled(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_
   return NULL;
 }
 
+/* Read it all through the library's getters (about 40 calls). */
+static void lt_read(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4], lt_state *s)
+{
+  size_t written;
+  memset(s, 0, sizeof *s);
+  s->bias_type = -1;
+  s->batch = 1;
+  s->epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  int ok = DESC_GET(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, s->compute) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_TRANSA, s->transa) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_TRANSB, s->transb) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, s->epilogue) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, s->pointer_mode) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, s->scale_type) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, s->sm_count);
+  if (ok && (s->epilogue & CUBLASLT_EPILOGUE_BIAS))
+    ok = DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, s->bias) &&
+         DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, s->bias_type);
+  for (int i = 0; ok && i < 4; i++)
+    ok = LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_TYPE, s->type[i]) &&
+         LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_ROWS, s->rows[i]) &&
+         LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_COLS, s->cols[i]) &&
+         LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_LD, s->ld[i]);
+  ok = ok && LAYOUT_GET(lay[3], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, s->batch);
+  if (ok) s->unhandled = lt_unhandled(desc, lay);
+  s->ok = ok;
+}
+
+/* The getters cost 6-10 ns each in the real cuBLASLt and slow down further
+ * when threads call them at once; a call's ~40 of them would be most of the
+ * shim's cost. But a descriptor and its layouts are semi-opaque structs
+ * whose bytes hold every attribute (cublasLt*Init fills caller-provided
+ * storage of exactly that size; Create allocates at least that much): equal
+ * bytes mean equal attributes. So each thread keeps the last few byte
+ * snapshots with what was read from them, and a call whose descriptor
+ * bytes match one reads nothing. PyTorch makes a fresh descriptor per call,
+ * with the same contents for the same shape. */
+#define LT_CACHE_WAYS 16
+
+typedef struct lt_snapshot {
+  int used;
+  unsigned char desc[sizeof(cublasLtMatmulDescOpaque_t)];
+  unsigned char lay[4][sizeof(cublasLtMatrixLayoutOpaque_t)];
+  lt_state state;
+} lt_snapshot;
+
+typedef struct lt_cache {
+  unsigned next;
+  lt_snapshot way[LT_CACHE_WAYS];
+} lt_cache;
+
+static __thread lt_cache *thread_lt_cache;
+
+static int snapshot_matches(const lt_snapshot *w, cublasLtMatmulDesc_t desc,
+                            cublasLtMatrixLayout_t lay[4])
+{
+  if (!w->used || memcmp(w->desc, desc, sizeof w->desc) != 0) return 0;
+  for (int i = 0; i < 4; i++)
+    if (memcmp(w->lay[i], lay[i], sizeof w->lay[i]) != 0) return 0;
+  return 1;
+}
+
+static const lt_state *lt_lookup(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4],
+                                 lt_state *scratch)
+{
+  lt_cache *c = thread_lt_cache;
+  if (!c) c = thread_lt_cache = calloc(1, sizeof *c);   /* once per thread */
+  if (!c) {
+    lt_read(desc, lay, scratch);
+    return scratch;
+  }
+  for (int i = 0; i < LT_CACHE_WAYS; i++)
+    if (snapshot_matches(&c->way[i], desc, lay)) return &c->way[i].state;
+  lt_snapshot *w = &c->way[c->next++ % LT_CACHE_WAYS];
+  memcpy(w->desc, desc, sizeof w->desc);
+  for (int i = 0; i < 4; i++) memcpy(w->lay[i], lay[i], sizeof w->lay[i]);
+  lt_read(desc, lay, &w->state);
+  w->used = w->state.ok;   /* a failed read is not remembered */
+  return &w->state;
+}
+
+/* Everything was read with the description; nothing is left to load. */
 static int load_state_lt(gs_gemm *g)
 {
-  cublasLtMatmulDesc_t desc = (cublasLtMatmulDesc_t)g->lt_desc;
-  cublasLtMatrixLayout_t lay[4];
-  for (int i = 0; i < 4; i++) lay[i] = (cublasLtMatrixLayout_t)g->lt_layout[i];
-  size_t written;
-  int32_t pm = 0, scale = 0, bias_type = -1, sms = 0;
-  const void *bias = NULL;
-  int64_t ld[4];
-  uint64_t rows[4], cols[4];
-  uint32_t epi = (uint32_t)g->epilogue;
-  if (!DESC_GET(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, pm) ||
-      !DESC_GET(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale) ||
-      !DESC_GET(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, sms))
-    return -1;
-  if ((epi & CUBLASLT_EPILOGUE_BIAS) &&
-      (!DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias) ||
-       !DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, bias_type)))
-    return -1;
-  for (int i = 0; i < 4; i++)
-    if (!LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_LD, ld[i])) return -1;
-  /* A's and D's shape came with the description; B's and C's are checked
-   * against it. */
-  for (int i = 1; i < 3; i++)
-    if (!LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_ROWS, rows[i]) ||
-        !LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_COLS, cols[i]))
-      return -1;
-  g->pointer_mode = pm;
-  g->scale_type = scale;
-  g->bias = bias;
-  g->bias_type = bias_type == -1 ? g->d_type : bias_type;
-  g->sm_count_target = sms;
-  g->lda = ld[0]; g->ldb = ld[1]; g->ldc = ld[2]; g->ldd = ld[3];
-  /* B must be k x n as op(B) sees it, C and D m x n: otherwise cuBLASLt
-   * rejects the call and so must we (its own status comes back). */
-  uint64_t b_rows = g->trans_b == CUBLAS_OP_N ? rows[1] : cols[1];
-  uint64_t b_cols = g->trans_b == CUBLAS_OP_N ? cols[1] : rows[1];
-  if (b_rows != (uint64_t)g->k || b_cols != (uint64_t)g->n || rows[2] != (uint64_t)g->m ||
-      cols[2] != (uint64_t)g->n)
-    g->m = -1;  /* invalid: gs_args_invalid says bad_args */
-  g->lt_unhandled = lt_unhandled(desc, lay);
+  (void)g;
   return 0;
 }
 
@@ -235,52 +292,58 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
 {
   gs_gemm g;
   memset(&g, 0, sizeof g);
-  size_t written;
-  int32_t compute = GS_NONE, ta = CUBLAS_OP_N, tb = CUBLAS_OP_N, batch = 1;
-  uint32_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-  uint32_t t[4] = { (uint32_t)GS_NONE, (uint32_t)GS_NONE, (uint32_t)GS_NONE, (uint32_t)GS_NONE };
-  uint64_t a_rows = 0, a_cols = 0, d_rows = 0, d_cols = 0;
   cublasLtMatrixLayout_t lay[4] = { Adesc, Bdesc, Cdesc, Ddesc };
-  int ok = help.desc_get && help.layout_get && desc && Adesc && Bdesc && Cdesc && Ddesc;
-  ok = ok && DESC_GET(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute) &&
-       DESC_GET(desc, CUBLASLT_MATMUL_DESC_TRANSA, ta) &&
-       DESC_GET(desc, CUBLASLT_MATMUL_DESC_TRANSB, tb) &&
-       DESC_GET(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
-  for (int i = 0; ok && i < 4; i++) ok = LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_TYPE, t[i]);
-  ok = ok && LAYOUT_GET(Adesc, CUBLASLT_MATRIX_LAYOUT_ROWS, a_rows) &&
-       LAYOUT_GET(Adesc, CUBLASLT_MATRIX_LAYOUT_COLS, a_cols) &&
-       LAYOUT_GET(Ddesc, CUBLASLT_MATRIX_LAYOUT_ROWS, d_rows) &&
-       LAYOUT_GET(Ddesc, CUBLASLT_MATRIX_LAYOUT_COLS, d_cols) &&
-       LAYOUT_GET(Ddesc, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, batch);
+  lt_state scratch;
+  const lt_state *s = &scratch;
+  if (help.desc_get && help.layout_get && desc && Adesc && Bdesc && Cdesc && Ddesc)
+    s = lt_lookup(desc, lay, &scratch);
+  else
+    scratch.ok = 0;
   g.is_lt = 1;
-  g.a_type = (int)t[0]; g.b_type = (int)t[1]; g.c_type = (int)t[2]; g.d_type = (int)t[3];
-  g.compute_type = compute;
-  g.scale_type = GS_NONE;
-  g.trans_a = ta; g.trans_b = tb;
   g.algo = GS_NONE;
-  g.m = (int64_t)d_rows;
-  g.n = (int64_t)d_cols;
-  g.k = (int64_t)(ta == CUBLAS_OP_N ? a_cols : a_rows);
-  /* Leading dimensions are read by load_state; until then nothing fails
-   * on them. */
-  g.lda = g.ldb = g.ldc = g.ldd = INT64_MAX;
-  g.batch = batch;
   g.A = A; g.B = B; g.C = C; g.D = D;
   g.alpha = alpha; g.beta = beta;
   g.stream = stream;
-  g.pointer_mode = g.math_mode = g.bias_type = GS_NONE;
-  g.epilogue = (int)epi;
+  g.math_mode = GS_NONE;
   g.handle = handle;
-  if (!ok) {
-    g.m = -1;     /* unreadable descriptors: cuBLASLt says what is wrong */
-    g.load_state = NULL;
-    return g;
-  }
   g.lt_desc = desc;
   for (int i = 0; i < 4; i++) g.lt_layout[i] = lay[i];
   g.lt_algo = algo;
   g.workspace = workspace;
   g.workspace_size = ws_size;
+  if (!s->ok) {
+    /* unreadable descriptors: cuBLASLt says what is wrong */
+    g.m = -1;
+    g.a_type = g.b_type = g.c_type = g.d_type = g.compute_type = g.scale_type = GS_NONE;
+    g.pointer_mode = g.epilogue = g.bias_type = GS_NONE;
+    g.load_state = NULL;
+    return g;
+  }
+  g.a_type = (int)s->type[0]; g.b_type = (int)s->type[1];
+  g.c_type = (int)s->type[2]; g.d_type = (int)s->type[3];
+  g.compute_type = s->compute;
+  g.scale_type = s->scale_type;
+  g.trans_a = s->transa; g.trans_b = s->transb;
+  g.m = (int64_t)s->rows[3];
+  g.n = (int64_t)s->cols[3];
+  g.k = (int64_t)(s->transa == CUBLAS_OP_N ? s->cols[0] : s->rows[0]);
+  g.lda = s->ld[0]; g.ldb = s->ld[1]; g.ldc = s->ld[2]; g.ldd = s->ld[3];
+  g.batch = s->batch;
+  g.epilogue = (int)s->epilogue;
+  g.pointer_mode = s->pointer_mode;
+  g.sm_count_target = s->sm_count;
+  g.bias = s->bias;
+  g.bias_type = s->bias_type == -1 ? g.d_type : s->bias_type;
+  g.lt_unhandled = s->unhandled;
+  /* A must be k x m or m x k as op(A) sees it, B k x n, C and D m x n:
+   * otherwise cuBLASLt rejects the call and so must we (its own status
+   * comes back). */
+  uint64_t a_other = s->transa == CUBLAS_OP_N ? s->rows[0] : s->cols[0];
+  uint64_t b_rows = s->transb == CUBLAS_OP_N ? s->rows[1] : s->cols[1];
+  uint64_t b_cols = s->transb == CUBLAS_OP_N ? s->cols[1] : s->rows[1];
+  if (a_other != s->rows[3] || b_rows != (uint64_t)g.k || b_cols != s->cols[3] ||
+      s->rows[2] != s->rows[3] || s->cols[2] != s->cols[3])
+    g.m = -1;
   g.load_state = load_state_lt;
   return g;
 }

@@ -536,6 +536,46 @@ static void test_reasons_in_log(void **state)
   assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,pointer_mode,1\n"));
 }
 
+/* The shim remembers what it read from a descriptor by the descriptor's
+ * bytes: the same objects, changed between calls, must be read again. */
+static void child_lt_reuse(void)
+{
+  libs L = load(RTLD_LOCAL);
+  float one = 1.0f;
+  ltmatmul_fn lt = (ltmatmul_fn)shim_sym(&L, "cublasLtMatmul");
+  lt_objs o = make_lt(&L, CUDA_R_32F, 128, 128, 128, 1, 0);
+  for (int i = 0; i < 2; i++)   /* in class: both reach the GPU check */
+    CHECK(!lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL));
+  uint32_t relu = CUBLASLT_EPILOGUE_RELU;
+  lt_desc_set(&L, o.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &relu, sizeof relu);
+  CHECK(!lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL));
+  uint32_t dflt = CUBLASLT_EPILOGUE_DEFAULT, mode = 1;
+  lt_desc_set(&L, o.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &dflt, sizeof dflt);
+  lt_layout_set(&L, o.b, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof mode);
+  CHECK(!lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL));
+  mode = 0;
+  lt_layout_set(&L, o.b, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof mode);
+  int64_t ld = 130;
+  lt_layout_set(&L, o.d, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld);
+  CHECK(!lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL));
+}
+
+static void test_lt_descriptor_changes_are_seen(void **state)
+{
+  (void)state;
+  set_log_env();
+  const char *e[] = { "GEMMSHIM_FORCE=1", NULL };
+  pid_t pid = run_child(child_lt_reuse, e);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  print_message("%s", log);
+  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,no_gpu,2\n"));
+  assert_non_null(strstr(log, ",TN,relu,128,128,128,1,cublas,epilogue,1\n"));
+  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,lt_attribute,1\n"));
+  /* ldd 130 floats is not a 16-byte multiple */
+  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,alignment,1\n"));
+}
+
 static void child_route_off(void)
 {
   libs L = load(RTLD_LOCAL);
@@ -663,6 +703,7 @@ int main(void)
     cmocka_unit_test(test_no_gemm_no_log),
     cmocka_unit_test(test_reasons_in_log),
     cmocka_unit_test(test_route_off_observes_only),
+    cmocka_unit_test(test_lt_descriptor_changes_are_seen),
     cmocka_unit_test(test_verbose_names_the_library_once),
     cmocka_unit_test(test_two_copies_warn_once),
   };

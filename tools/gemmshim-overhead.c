@@ -3,6 +3,11 @@
  *
  *   gemmshim-overhead SHIM FAKE_DIR [THREADS] [CALLS]
  *
+ * With GS_REAL_LT=1 the cuBLASLt side is the real libcublasLt.so.13 (its
+ * descriptor getters are what the shim pays for; no GPU is needed: the
+ * call itself fails at once on a NULL handle, directly and through the
+ * shim alike).
+ *
  * Each entry point is called CALLS times per thread, directly (the fake's
  * own symbol) and through the shim, interleaved in rounds; the difference
  * of the medians is the added time. Shapes are in the SGEMM class but not
@@ -49,8 +54,13 @@ typedef struct api {
 
 static api direct, shimmed;
 static cublasHandle_t handle;
-static cublasLtMatmulDesc_t desc;
-static cublasLtMatrixLayout_t lay;
+/* Each thread has its own cuBLASLt descriptor and layout, as a program's
+ * threads do (sharing one would measure cache-line traffic between them). */
+static __thread cublasLtMatmulDesc_t desc;
+static __thread cublasLtMatrixLayout_t lay;
+static cublasStatus_t (*desc_create)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+static cublasStatus_t (*layout_create)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t,
+                                       int64_t);
 static long calls = 200000;
 static float one = 1.0f;
 static void *const A = (void *)0x100000, *const B = (void *)0x200000, *const C = (void *)0x300000;
@@ -105,6 +115,8 @@ typedef struct result { double direct[E_COUNT], shim[E_COUNT]; } result;
 static void *worker(void *arg)
 {
   result *r = arg;
+  desc_create(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  layout_create(&lay, CUDA_R_32F, 384, 384, 384);
   for (int e = 0; e < E_COUNT; e++) {
     double d[ROUNDS], s[ROUNDS];
     for (int i = 0; i < ROUNDS; i++) {
@@ -145,19 +157,24 @@ int main(int argc, char **argv)
   void *shim = dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL);
   snprintf(path, sizeof path, "%s/libcublas.so.13", argv[2]);
   void *blas = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  snprintf(path, sizeof path, "%s/libcublasLt.so.13", argv[2]);
+  int real_lt = getenv("GS_REAL_LT") && atoi(getenv("GS_REAL_LT"));
+  if (real_lt) {
+    /* the shim must use the real copy, not the fake the fake cuBLAS loads */
+    setenv("GEMMSHIM_CUBLASLT_LIB", "libcublasLt.so.13", 1);
+    snprintf(path, sizeof path, "libcublasLt.so.13");
+  } else {
+    snprintf(path, sizeof path, "%s/libcublasLt.so.13", argv[2]);
+  }
   void *lt = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!shim || !blas || !lt) {
     fprintf(stderr, "gemmshim-overhead: %s\n", dlerror());
     return 1;
   }
   ((void (*)(int))need(blas, "fake_set_quiet"))(1);
-  ((void (*)(int))need(lt, "fake_set_quiet"))(1);
+  if (!real_lt) ((void (*)(int))need(lt, "fake_set_quiet"))(1);
   ((cublasStatus_t(*)(cublasHandle_t *))need(blas, "cublasCreate_v2"))(&handle);
-  ((cublasStatus_t(*)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t))need(
-      lt, "cublasLtMatmulDescCreate"))(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  ((cublasStatus_t(*)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t, int64_t))need(
-      lt, "cublasLtMatrixLayoutCreate"))(&lay, CUDA_R_32F, 384, 384, 384);
+  *(void **)&desc_create = need(lt, "cublasLtMatmulDescCreate");
+  *(void **)&layout_create = need(lt, "cublasLtMatrixLayoutCreate");
   *(void **)&direct.sgemm = need(blas, "cublasSgemm_v2");
   *(void **)&direct.gemmex = need(blas, "cublasGemmEx");
   *(void **)&direct.sgemmsb = need(blas, "cublasSgemmStridedBatched");
@@ -174,8 +191,8 @@ int main(int argc, char **argv)
 
   const char *log = getenv("GEMMSHIM_LOG");
   const char *dis = getenv("GEMMSHIM_DISABLE");
-  printf("# threads=%d calls=%ld rounds=%d log=%s disable=%s\n", threads, calls, ROUNDS,
-         log && *log ? "on" : "off", dis && *dis ? dis : "0");
+  printf("# threads=%d calls=%ld rounds=%d log=%s disable=%s cublasLt=%s\n", threads, calls,
+         ROUNDS, log && *log ? "on" : "off", dis && *dis ? dis : "0", real_lt ? "real" : "fake");
   printf("%-28s %10s %10s %10s\n", "entry", "direct_ns", "shim_ns", "added_ns");
   for (int e = 0; e < E_COUNT; e++) {
     double d = 0, s = 0, worst = 0;

@@ -8,7 +8,38 @@
 
 #define N_ATTR 64
 
+/* A descriptor: one 8-byte slot per attribute (the shim reads attributes up
+ * to 26, inside the 256 bytes of the real semi-opaque struct). */
 typedef struct fake_obj { int64_t v[N_ATTR]; } fake_obj;
+
+/* A layout packed into the 64 bytes of the real semi-opaque struct, as the
+ * real one is: the shim compares those bytes to know a layout unchanged. */
+typedef struct fake_layout {
+  uint32_t type;
+  int32_t order;
+  uint64_t rows, cols;
+  int64_t ld;
+  int32_t batch_count;
+  uint32_t batch_mode;
+  int64_t stride, plane;
+} fake_layout;
+_Static_assert(sizeof(fake_layout) <= sizeof(cublasLtMatrixLayoutOpaque_t), "fits the real size");
+
+static void *layout_field(fake_layout *l, int attr, size_t *size)
+{
+  switch (attr) {
+  case CUBLASLT_MATRIX_LAYOUT_TYPE: *size = 4; return &l->type;
+  case CUBLASLT_MATRIX_LAYOUT_ORDER: *size = 4; return &l->order;
+  case CUBLASLT_MATRIX_LAYOUT_ROWS: *size = 8; return &l->rows;
+  case CUBLASLT_MATRIX_LAYOUT_COLS: *size = 8; return &l->cols;
+  case CUBLASLT_MATRIX_LAYOUT_LD: *size = 8; return &l->ld;
+  case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT: *size = 4; return &l->batch_count;
+  case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET: *size = 8; return &l->stride;
+  case CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET: *size = 8; return &l->plane;
+  case CUBLASLT_MATRIX_LAYOUT_BATCH_MODE: *size = 4; return &l->batch_mode;
+  default: return NULL;
+  }
+}
 
 static cublasStatus_t get_attr(const fake_obj *o, int attr, void *buf, size_t size,
                                size_t *written)
@@ -67,12 +98,12 @@ cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
                                           uint64_t rows, uint64_t cols, int64_t ld)
 {
-  fake_obj *o = calloc(1, sizeof *o);
-  o->v[CUBLASLT_MATRIX_LAYOUT_TYPE] = type;
-  o->v[CUBLASLT_MATRIX_LAYOUT_ROWS] = (int64_t)rows;
-  o->v[CUBLASLT_MATRIX_LAYOUT_COLS] = (int64_t)cols;
-  o->v[CUBLASLT_MATRIX_LAYOUT_LD] = ld;
-  o->v[CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT] = 1;
+  fake_layout *o = calloc(1, sizeof(cublasLtMatrixLayoutOpaque_t));
+  o->type = (uint32_t)type;
+  o->rows = rows;
+  o->cols = cols;
+  o->ld = ld;
+  o->batch_count = 1;
   *l = (cublasLtMatrixLayout_t)o;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -81,13 +112,22 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l,
                                                 cublasLtMatrixLayoutAttribute_t a,
                                                 const void *buf, size_t size)
 {
-  return set_attr((fake_obj *)l, a, buf, size);
+  size_t field_size;
+  void *f = layout_field((fake_layout *)l, a, &field_size);
+  if (!f || size != field_size) return CUBLAS_STATUS_INVALID_VALUE;
+  memcpy(f, buf, size);
+  return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l,
                                                 cublasLtMatrixLayoutAttribute_t a, void *buf,
                                                 size_t size, size_t *written)
 {
-  return get_attr((const fake_obj *)l, a, buf, size, written);
+  size_t field_size;
+  void *f = layout_field((fake_layout *)l, a, &field_size);
+  if (!f || size != field_size) return CUBLAS_STATUS_INVALID_VALUE;
+  memcpy(buf, f, size);
+  if (written) *written = size;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
