@@ -64,11 +64,19 @@ struct gs_gemm {
   void *handle;          /* opaque; only interpose's functions use it */
   gs_load_state_fn load_state;
 
+  /* Set when part of the description came from interpose's cache rather
+   * than from the library: read it all again, once the call is about to be
+   * served by a kernel. Nonzero when something differed (the call then
+   * forwards). */
+  int (*revalidate)(gs_gemm *g);
+
   /* Call the real cuBLAS again, exactly as the caller did but with C and D
    * replaced (A/B mode and the self-check run cuBLAS into scratch). D is
    * ignored by the BLAS entry points, which write C. Returns the
    * cublasStatus_t. Set by interpose. */
   int (*reissue)(const gs_gemm *g, const void *c, void *d);
+
+  const void *lt_cached;  /* interpose's cached reading, for revalidate */
 
   /* The cuBLASLt call's own objects, for load_state and reissue. */
   const void *lt_desc;

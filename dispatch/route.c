@@ -176,6 +176,8 @@ gs_decision gs_route(gs_gemm *g)
     }
     if (r == GS_R_ROUTED) r = state_checks(g, v);
     if (r == GS_R_ROUTED) r = gpu_checks(g, v, &place, &placed);
+    /* a kernel serves only a call described from the library itself */
+    if (r == GS_R_ROUTED && g->revalidate && g->revalidate(g) != 0) r = GS_R_STATE_UNREADABLE;
     if (r == GS_R_ROUTED) {
       d.reason = GS_R_ROUTED;
       d.variant = v;

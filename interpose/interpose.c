@@ -257,17 +257,22 @@ static int snapshot_matches(const lt_snapshot *w, cublasLtMatmulDesc_t desc,
   return 1;
 }
 
+/* *hit says whether the state came from the cache. */
 static const lt_state *lt_lookup(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4],
-                                 lt_state *scratch)
+                                 lt_state *scratch, int *hit)
 {
   lt_cache *c = thread_lt_cache;
+  *hit = 0;
   if (!c) c = thread_lt_cache = calloc(1, sizeof *c);   /* once per thread */
   if (!c) {
     lt_read(desc, lay, scratch);
     return scratch;
   }
   for (int i = 0; i < LT_CACHE_WAYS; i++)
-    if (snapshot_matches(&c->way[i], desc, lay)) return &c->way[i].state;
+    if (snapshot_matches(&c->way[i], desc, lay)) {
+      *hit = 1;
+      return &c->way[i].state;
+    }
   lt_snapshot *w = &c->way[c->next++ % LT_CACHE_WAYS];
   memcpy(w->desc, desc, sizeof w->desc);
   for (int i = 0; i < 4; i++) memcpy(w->lay[i], lay[i], sizeof w->lay[i]);
@@ -283,6 +288,20 @@ static int load_state_lt(gs_gemm *g)
   return 0;
 }
 
+/* Before a kernel serves a call described from the cache: the library's own
+ * answers must be what the cache said. (Should a cuBLASLt ever keep an
+ * attribute outside the descriptor's bytes, calls forward, reason
+ * state_unreadable, instead of being served on stale attributes.) */
+static int revalidate_lt(gs_gemm *g)
+{
+  cublasLtMatrixLayout_t lay[4];
+  for (int i = 0; i < 4; i++) lay[i] = (cublasLtMatrixLayout_t)g->lt_layout[i];
+  lt_state fresh;
+  lt_read((cublasLtMatmulDesc_t)g->lt_desc, lay, &fresh);
+  const lt_state *cached = g->lt_cached;
+  return !fresh.ok || memcmp(&fresh, cached, sizeof fresh) != 0;
+}
+
 static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha,
                            const void *A, cublasLtMatrixLayout_t Adesc, const void *B,
                            cublasLtMatrixLayout_t Bdesc, const void *beta, const void *C,
@@ -295,8 +314,9 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
   cublasLtMatrixLayout_t lay[4] = { Adesc, Bdesc, Cdesc, Ddesc };
   lt_state scratch;
   const lt_state *s = &scratch;
+  int hit = 0;
   if (help.desc_get && help.layout_get && desc && Adesc && Bdesc && Cdesc && Ddesc)
-    s = lt_lookup(desc, lay, &scratch);
+    s = lt_lookup(desc, lay, &scratch, &hit);
   else
     scratch.ok = 0;
   g.is_lt = 1;
@@ -345,6 +365,10 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
       s->rows[2] != s->rows[3] || s->cols[2] != s->cols[3])
     g.m = -1;
   g.load_state = load_state_lt;
+  if (hit) {
+    g.lt_cached = s;   /* lives in this thread's cache for the whole call */
+    g.revalidate = revalidate_lt;
+  }
   return g;
 }
 

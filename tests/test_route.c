@@ -281,6 +281,29 @@ static void test_routing_off(void **s)
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
 }
 
+static int revalidations, revalidate_result;
+static int revalidate(gs_gemm *g)
+{
+  (void)g;
+  revalidations++;
+  return revalidate_result;
+}
+
+static void test_cached_descriptions_are_revalidated_before_serving(void **s)
+{
+  (void)s;
+  revalidations = 0;
+  revalidate_result = 0;
+  gs_gemm g = f32_call(); g.revalidate = revalidate;
+  assert_int_equal(route(g), GS_R_ROUTED);
+  assert_int_equal(revalidations, 1);
+  revalidate_result = 1;      /* the library's answer differs from the cache */
+  assert_int_equal(route(g), GS_R_STATE_UNREADABLE);
+  g.trans_b = CUBLAS_OP_T;    /* forwarded anyway: no re-read */
+  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(revalidations, 2);
+}
+
 static void test_gpu_checks(void **s)
 {
   (void)s;
@@ -340,6 +363,7 @@ int main(void)
     cmocka_unit_test_setup(test_not_a_win_reads_no_state, setup),
     cmocka_unit_test_setup(test_force_routes_the_whole_class, setup),
     cmocka_unit_test_setup(test_routing_off, setup),
+    cmocka_unit_test_setup(test_cached_descriptions_are_revalidated_before_serving, setup),
     cmocka_unit_test_setup(test_gpu_checks, setup),
     cmocka_unit_test_setup(test_no_gpu_query_for_forwarded_classes, setup),
     cmocka_unit_test_setup(test_disabled_variant, setup),
