@@ -10,8 +10,14 @@
  *   registers     setmaxnreg_inc<N> / setmaxnreg_dec<N>
  *   fences        fence_mbarrier_init, fence_proxy_async_smem
  *   mbarrier      mbar_init, mbar_arrive, mbar_arrive_expect_tx,
- *                 mbar_try_wait_parity, mbar_wait (bounded in debug builds)
- *   TMA           prefetch_tensormap, tma_load_2d
+ *                 mbar_try_wait_parity, mbar_wait (bounded in debug builds),
+ *                 mbar_arrive_cluster (on the same barrier in another CTA)
+ *   clusters      cluster_ctarank, cluster_id_x, cluster_count_x, cluster_sync
+ *   TMA           prefetch_tensormap, tma_load_2d, tma_load_2d_multicast,
+ *                 tma_store_2d,
+ *                 tma_prefetch_l2_2d, bulk_commit_group,
+ *                 bulk_wait_group<N>, bulk_wait_group_read<N>
+ *   stmatrix      stmatrix_x4_trans, pack_bf16x2
  *   wgmma         wgmma_fence, wgmma_commit, wgmma_wait<N>,
  *                 smem_desc_sw128_kmajor, wgmma_m64n{128,256}k16_bf16
  *
@@ -150,6 +156,50 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity, int ta
 #endif
 }
 
+/* One arrival on the barrier at the same shared-memory offset as `bar`, in
+ * the CTA of rank `cta` of this cluster (which may be this CTA). Default
+ * semantics (release, CTA scope), as CUTLASS's ClusterBarrier::arrive: it
+ * signals "my wgmma reads of this stage are done" (wgmma.wait_group came
+ * first), which needs no cluster-scope fence of earlier generic accesses;
+ * .release.cluster would add a MEMBAR to every k-tile. */
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, uint32_t cta) {
+  asm volatile(
+      "{\n.reg .b32 ra;\n"
+      "mapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(smem_u32(bar)),
+      "r"(cta)
+      : "memory");
+}
+
+/* ----------------------------------------------------------- clusters */
+/* This CTA's rank in its cluster, the cluster's index in the grid (x) and
+ * the number of clusters (x). Without a cluster launch: 0, blockIdx.x,
+ * gridDim.x. */
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_id_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_count_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+  return r;
+}
+/* Barrier over every thread of every CTA of the cluster (release/acquire:
+ * e.g. mbarrier inits become visible to the peer CTAs). All threads of each
+ * warp execute it, none may have exited. */
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::
+          : "memory");
+}
+
 /* ---------------------------------------------------------------- TMA */
 /* Pull the tensor map (a __grid_constant__ kernel parameter) into the
  * descriptor cache ahead of the first copy. */
@@ -167,6 +217,87 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const void *tmap, uint64_
       " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(tmap)), "r"(smem_u32(bar)), "r"(c0), "r"(c1)
       : "memory");
+}
+
+/* tma_load_2d to every CTA of the cluster whose bit is set in cta_mask:
+ * the box lands at dst's shared-memory offset in each of them and completes
+ * its bytes on the barrier at bar's offset in each of them. Each receiving
+ * CTA's barrier must expect these bytes (its own arrive_expect_tx); the
+ * sender may write a peer's stage only once the peer has released it. */
+__device__ __forceinline__ void tma_load_2d_multicast(void *dst, const void *tmap, uint64_t *bar,
+                                                      int32_t c0, int32_t c1, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "h"(cta_mask)
+      : "memory");
+}
+/* 2-D tile store shared -> global (box and swizzle from the tensor map),
+ * tracked by this thread's bulk async-groups (close them with
+ * bulk_commit_group, wait with bulk_wait_group[_read]). src is 128-byte
+ * aligned (1024 for the 128B swizzle) and written in the tensor map's
+ * (swizzled) box layout. The writes become visible to the generic proxy of
+ * other threads only after bulk_wait_group (or at kernel end); the issuing
+ * thread must make its CTA's generic smem writes visible to the async
+ * proxy first (fence_proxy_async_smem by every writer, then a barrier). */
+__device__ __forceinline__ void tma_store_2d(const void *tmap, const void *src, int32_t c0,
+                                             int32_t c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(tmap)),
+      "r"(smem_u32(src)), "r"(c0), "r"(c1)
+      : "memory");
+}
+/* Prefetch one box of a tensor map into L2 (no shared memory, no barrier,
+ * no completion to wait for: a hint). */
+__device__ __forceinline__ void tma_prefetch_l2_2d(const void *tmap, int32_t c0, int32_t c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(tmap)),
+               "r"(c0), "r"(c1)
+               : "memory");
+}
+/* Close this thread's bulk copies (TMA stores) issued since the last commit
+ * into one bulk async-group. */
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/* Wait until at most N of this thread's bulk async-groups are pending:
+ * _read: they have finished reading their shared-memory source (which may
+ * then be overwritten); plain: they have completed (writes performed). */
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  static_assert(N >= 0 && N <= 63, "cp.async.bulk.wait_group range");
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+  static_assert(N >= 0 && N <= 63, "cp.async.bulk.wait_group range");
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* ----------------------------------------------------------- stmatrix */
+/* Two floats rounded (RN) to bf16 and packed: lo in bits 0-15, hi in 16-31
+ * (the order of a b16 pair in an mma/stmatrix fragment register). */
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r;
+  /* cvt's first source goes to the upper half. */
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+/* Warp-collective store of four 8x8 b16 matrices, transposed. Register i of
+ * every lane holds matrix i's fragment: lane l has row l/4, columns
+ * 2*(l%4) and 2*(l%4)+1 (low half first); this is the wgmma/mma
+ * accumulator layout. With .trans, column j of matrix i goes to the 16 bytes
+ * at the address given by lane 8*i + j (its rows 0..7 in order). So a
+ * register fragment whose rows are M and columns N lands N-major in shared
+ * memory with M contiguous: 16-byte runs of 8 consecutive rows. Addresses
+ * are shared-space, 16-byte aligned; all 32 lanes execute it. */
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1,
+                                                  uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(
+                   addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
 }
 
 /* -------------------------------------------------------------- wgmma */
@@ -294,3 +425,67 @@ __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t 
 }  // namespace gs_sm90
 
 #endif
+
+/* ==================================================================== */
+/* TF32 wgmma (section added for kernels/gemm_f32_3xtf32.cu, the 3xTF32
+ * FP32 GEMM; kept apart from the helpers above, which it only uses).
+ *
+ *   wgmma_m64n128k8_tf32_rs   D (64 FP32 per thread) += A (registers,
+ *                             4 x .b32 TF32 per thread) * B (shared memory,
+ *                             K-major, through a matrix descriptor)
+ *
+ * TF32 wgmma reads both operands K-major (the PTX ISA allows no transpose
+ * for .tf32) and does K = 8 per instruction: 32 bytes of each K-major row,
+ * so inside a 128-byte swizzle row (32 FP32 of K) the k-th slice is the
+ * descriptor advanced by 32*k bytes, as for BF16 k16 (smem_desc_sw128_kmajor
+ * and smem_desc_advance above work unchanged for 4-byte elements).
+ *
+ * Register fragment of A (PTX ISA, "Matrix Fragments for
+ * wgmma.mma_async.m64nNk8"): warp w of the warpgroup holds rows 16w..16w+15;
+ * lane l, with g = l / 4 and t = l % 4, holds
+ *   a0 = A[16w + g    ][t]      a1 = A[16w + g + 8][t]
+ *   a2 = A[16w + g    ][t + 4]  a3 = A[16w + g + 8][t + 4]
+ * The tensor core reads the top 19 bits of each 32-bit word (sign, 8-bit
+ * exponent, 10-bit mantissa); the 3xTF32 kernel passes words whose low 13
+ * bits are already zero. The accumulator D has the layout of every
+ * m64nN FP32 wgmma (value v of lane l in warp w: row 16w + l/4 +
+ * 8*((v/2)%2), column 8*(v/4) + 2*(l%4) + v%2).
+ *
+ * The registers of A are read asynchronously: they must not be written
+ * until a wgmma_wait shows the instruction's group complete (ptxas keeps
+ * them allocated until then, or serializes the wgmmas and says so with
+ * -Xptxas -v), and a wgmma_fence must separate their last ordinary write
+ * from the wgmma that reads them. */
+#ifndef GS_SM90_PTX_TF32_SECTION
+#define GS_SM90_PTX_TF32_SECTION
+namespace gs_sm90 {
+
+/* wgmma m64n128k8, TF32 x TF32 -> FP32, A from registers, B from shared
+ * memory (K-major); d += A * B when scale_d, d = A * B otherwise. */
+__device__ __forceinline__ void wgmma_m64n128k8_tf32_rs(float (&d)[64], const uint32_t (&a)[4],
+                                                       uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, "
+      "%40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63"
+      "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+}  // namespace gs_sm90
+#endif /* GS_SM90_PTX_TF32_SECTION */

@@ -1,0 +1,78 @@
+/* BF16 GEMM on Hopper tensor cores, persistent grid (TMA + wgmma,
+ * warp-specialized, mbarrier pipeline, epilogue through shared memory and
+ * TMA stores, overlapped with the next tile's loads), layout TN, FP32
+ * accumulation, BF16 output; see kernels/gemm_bf16_wgmma_persistent.cu for
+ * the technique and kernels/gemm_bf16_wgmma_persistent.NOTES.md for the
+ * design reasoning and what has (not yet) been verified. sm_90a only.
+ *
+ * Same class and contract as gemm_bf16_wgmma.h (the non-persistent kernel of
+ * stage 1/2): a caller may route a problem to either launcher; both refuse
+ * exactly the same problems (plus ldd >= 2^39 here: D is written by TMA). */
+#ifndef GS_GEMM_BF16_WGMMA_PERSISTENT_H
+#define GS_GEMM_BF16_WGMMA_PERSISTENT_H
+
+#include "gs_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The class gs_gemm_bf16_wgmma_persistent_launch handles (everything else is
+ * refused with GS_K_UNSUPPORTED, never launched):
+ *   layout TN only: trans_a == 1, trans_b == 0 (cuBLAS column-major:
+ *     D[m,n] = alpha * A^T B + beta * C, A stored k x m with lda >= k,
+ *     B stored k x n with ldb >= k: both operands contiguous along k);
+ *   A, B, C, D, bias: CUDA_R_16BF (bf16); accumulation and alpha/beta FP32;
+ *   m % 128 == 0, n % 256 == 0, k % 64 == 0, all > 0 and < 2^31;
+ *   A, B, C, D, bias (when used) 16-byte aligned;
+ *   lda, ldb, ldc, ldd multiples of 8 elements (16 bytes), at least the
+ *     stored rows (lda, ldb >= k; ldc, ldd >= m), all < 2^39 elements
+ *     (TMA strides are below 2^40 bytes);
+ *   any alpha/beta, host values or device pointers (scalars_on_device);
+ *   bias: NULL or m bf16 values added to every column (cuBLASLt BIAS:
+ *     D = alpha * A^T B + beta * C + bias);
+ *   D may alias C exactly (same pointer, same ld).
+ * C is read only when beta != 0 (C and ldc are ignored otherwise; with
+ * device scalars beta is read on the device and C is checked by the
+ * launcher as if it would be read).
+ * Numerics: FP32 accumulation in the tensor cores, then
+ * alpha*acc (+ beta*C with one FMA) (+ bias), rounded once (RN) to bf16: the
+ * same operations in the same order as gs_gemm_bf16_wgmma_launch, and the
+ * same k order inside the tensor cores, so the two kernels are expected to
+ * give the same bits (to be confirmed on the device, see the NOTES).
+ * Requires an sm_90 device (the caller checks the arch: the cubin is
+ * sm_90a only, so elsewhere the launch fails with GS_K_LAUNCH_FAILED). */
+#define GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_M 128
+#define GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_N 256
+#define GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_K 64
+#define GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_LD 8 /* elements */
+
+/* 1 if the launcher handles this problem, 0 if it would refuse it. C and ldc
+ * are checked only when check_c != 0 (pass beta != 0, or 1 when beta is
+ * unknown: device scalars); D/ldd and bias are checked by the launcher
+ * itself, with the same alignment rules as C. */
+int gs_gemm_bf16_wgmma_persistent_supports(int64_t m, int64_t n, int64_t k, int trans_a,
+                                           int trans_b, const void *A, int64_t lda,
+                                           const void *B, int64_t ldb, const void *C,
+                                           int64_t ldc, int check_c);
+
+/* D = alpha * op(A) * op(B) + beta * C (+ bias[m] broadcast along columns),
+ * all matrices bf16. Launches min(tiles, SMs) persistent CTAs (one per SM;
+ * the SM count is read once per device, the device being the stream's), each
+ * walking 128 x 256 output tiles in a grouped (L2-friendly) order. Builds
+ * three or four TMA tensor maps on the host per call (A, B and D; C only
+ * when it may be read) through cuTensorMapEncodeTiled, looked up with
+ * cudaGetDriverEntryPointByVersion (libcuda is never linked), and passes
+ * them by value as __grid_constant__ kernel parameters. Launches on
+ * a->stream; never synchronizes or allocates (graph capture safe); returns
+ * GS_K_UNSUPPORTED outside the class above and GS_K_LAUNCH_FAILED when the
+ * driver entry point is missing, a tensor map cannot be encoded, a device
+ * query fails, or cudaGetLastError reports a failure after the launch.
+ * Deterministic: no atomics, no split-K; every output element is computed
+ * by one CTA in a fixed k order; the same inputs give the same bits. */
+gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
