@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "sm90_host.h"
 #include "sm90_ptx.cuh"
 
 namespace gs_bf16_wgmma {
@@ -291,25 +292,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 
 /* ------------------------------------------------------------------ host */
 
-static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-/* cuTensorMapEncodeTiled from the driver, looked up once (a benign race:
- * every caller stores the same pointer). */
-static PFN_cuTensorMapEncodeTiled_v12000 volatile encode_fn;
-static volatile int encode_looked_up;
-
-static PFN_cuTensorMapEncodeTiled_v12000 get_encode() {
-  if (encode_looked_up) return encode_fn;
-  void *fn = nullptr;
-  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                       &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess)
-    fn = nullptr;
-  encode_fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  encode_looked_up = 1;
-  return encode_fn;
-}
+/* aligned16() and get_encode(): kernels/sm90_host.h */
 
 /* A K-major bf16 operand: `rows` rows of `k` elements, `ld` elements apart,
  * loaded as (BK x box_rows) boxes with the 128-byte swizzle. */

@@ -100,6 +100,7 @@
 #if defined(GS_DEBUG_WAIT) && !defined(GS_SM90_BOUNDED_WAIT)
 #define GS_SM90_BOUNDED_WAIT 1
 #endif
+#include "sm90_host.h"
 #include "sm90_ptx.cuh"
 #include "tf32_split.h"
 
@@ -544,26 +545,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 
 /* ------------------------------------------------------------------ host */
 
-static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-/* cuTensorMapEncodeTiled from the driver, looked up once (a benign race:
- * every caller stores the same pointer). Same lookup as gemm_bf16_wgmma.cu
- * (a shared host helper for both is a follow-up: see the NOTES). */
-static PFN_cuTensorMapEncodeTiled_v12000 volatile encode_fn;
-static volatile int encode_looked_up;
-
-static PFN_cuTensorMapEncodeTiled_v12000 get_encode() {
-  if (encode_looked_up) return encode_fn;
-  void *fn = nullptr;
-  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                       &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess)
-    fn = nullptr;
-  encode_fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  encode_looked_up = 1;
-  return encode_fn;
-}
+/* aligned16() and get_encode(): kernels/sm90_host.h */
 
 /* A K-major FP32 operand: `rows` rows of `k` elements, `ld` elements apart,
  * loaded as (BK x box_rows) boxes with the 128-byte swizzle (a box row of
