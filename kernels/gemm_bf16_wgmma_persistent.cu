@@ -492,11 +492,10 @@ static constexpr int kMaxDevices = 64;
 static volatile int sm_count_of[kMaxDevices]; /* 0: not read yet */
 static volatile int attr_done[kMaxDevices];
 
-/* The stream's device (the caller has made the stream's context current:
- * dispatch/gpu.c gs_gpu_enter), else the current device. */
+/* The stream's device: the caller has made the stream's context current
+ * (dispatch/gpu.c gs_gpu_enter), as for the stage-1 kernel. */
 static int stream_device(cudaStream_t st, int *dev) {
-  if (cudaStreamGetDevice(st, dev) == cudaSuccess) return 1;
-  (void)cudaGetLastError(); /* not sticky; keep it out of the post-launch check */
+  (void)st; /* cudaStreamGetDevice invalidates a global-mode capture (measured) */
   return cudaGetDevice(dev) == cudaSuccess;
 }
 
