@@ -127,6 +127,17 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   } else {
     cfg->ab_shadow = mode && !strcmp(mode, "shadow");
   }
+  const char *fp32 = get("GEMMSHIM_FP32");
+  if (fp32 && *fp32 && strcmp(fp32, "tc") && strcmp(fp32, "strict")) {
+    if (warn) fprintf(warn, "gemmshim: GEMMSHIM_FP32=\"%s\" is not tc or strict; using strict\n", fp32);
+    bad++;
+  } else {
+    cfg->fp32_tc = fp32 && !strcmp(fp32, "tc");
+  }
+  /* cuBLAS's variable, read as cuBLAS reads it (a number); not ours to
+   * complain about. */
+  const char *emu = get("CUBLAS_EMULATE_SINGLE_PRECISION");
+  cfg->emulate_single = emu && atoi(emu) == 1;
   read_expanded(get, "GEMMSHIM_LOG", cfg->log_path, warn, &bad);
   read_expanded(get, "GEMMSHIM_AB_LOG", cfg->ab_log_path, warn, &bad);
   if (cfg->ab_every && !cfg->ab_log_path[0] && warn)

@@ -13,6 +13,10 @@ typedef struct gs_config_t {
   int verbose;      /* GEMMSHIM_VERBOSE: say which library was resolved */
   int force;        /* GEMMSHIM_FORCE: route every call of a kernel's class,
                        measured win or not (validation, A/B on all shapes) */
+  int fp32_tc;      /* GEMMSHIM_FP32=tc: FP32 GEMMs may run on the tensor
+                       cores (3xTF32); strict (default): never */
+  int emulate_single; /* CUBLAS_EMULATE_SINGLE_PRECISION=1: cuBLAS's own
+                         FP32-emulation switch, which opts in the same way */
   long ab_every;    /* GEMMSHIM_AB: 0 off, N compares one routed call in N */
   int ab_shadow;    /* GEMMSHIM_AB_MODE=shadow: the app gets cuBLAS's bits */
   long ab_scratch_mb;                /* GEMMSHIM_AB_SCRATCH_MB per device */

@@ -23,6 +23,7 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_NOT_FASTER] = "not_faster",
   [GS_R_STATE_UNREADABLE] = "state_unreadable",
   [GS_R_MATH_MODE] = "math_mode",
+  [GS_R_NOT_OPTED_IN] = "not_opted_in",
   [GS_R_POINTER_MODE] = "pointer_mode",
   [GS_R_EPILOGUE] = "epilogue",
   [GS_R_LT_ATTRIBUTE] = "lt_attribute",
@@ -128,6 +129,7 @@ static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
 static gs_reason state_checks(const gs_gemm *g, const gs_variant *v)
 {
   if (!v->math_ok(g)) return GS_R_MATH_MODE;
+  if (v->opted_in && !v->opted_in(g)) return GS_R_NOT_OPTED_IN;
   if (g->pointer_mode != 0 && g->pointer_mode != 1) return GS_R_POINTER_MODE;
   unsigned epi = epilogue_bit(g);
   if (!(v->epilogues & epi)) return GS_R_EPILOGUE;

@@ -23,6 +23,8 @@ typedef enum gs_reason {
   GS_R_NOT_FASTER,       /* in the class, but not a measured win on the GPU */
   GS_R_STATE_UNREADABLE, /* the handle or descriptor state could not be read */
   GS_R_MATH_MODE,        /* math mode or compute type asks for another math */
+  GS_R_NOT_OPTED_IN,     /* an opt-in kernel (FP32 on tensor cores) would take
+                            the call, but nobody asked for it */
   GS_R_POINTER_MODE,     /* alpha/beta mode we do not handle (Lt vectors) */
   GS_R_EPILOGUE,         /* cuBLASLt epilogue we do not fuse */
   GS_R_LT_ATTRIBUTE,     /* another cuBLASLt attribute outside our whitelist */

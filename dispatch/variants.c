@@ -7,34 +7,17 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
-#include "../kernels/gemm_bf16_wgmma.h"
+#include "../kernels/gemm_bf16_wgmma_persistent.h"
+#include "../kernels/gemm_f32_3xtf32.h"
 #include "../kernels/sgemm_simt.h"
-
-/* FP32 in, FP32 out, FP32 math: Sgemm, GemmEx and cuBLASLt with
- * COMPUTE_32F or _PEDANTIC (FAST_TF32 and friends ask for other math). */
-static int f32_types(const gs_gemm *g)
-{
-  return g->a_type == CUDA_R_32F && g->b_type == CUDA_R_32F && g->c_type == CUDA_R_32F &&
-         g->d_type == CUDA_R_32F &&
-         (g->compute_type == GS_NONE || g->compute_type == CUBLAS_COMPUTE_32F ||
-          g->compute_type == CUBLAS_COMPUTE_32F_PEDANTIC);
-}
-
-/* cuBLAS math mode is a bitmask (PyTorch ORs in DISALLOW_REDUCED_PRECISION_
- * REDUCTION): only the low bits name the math. TF32 mode makes cuBLAS run
- * tensor cores, far faster than any FP32 SIMT kernel: that stays cuBLAS's. */
-static int f32_strict_math(const gs_gemm *g)
-{
-  if (g->is_lt) return g->scale_type == CUDA_R_32F;
-  int math = g->math_mode & 0xf;
-  return math == CUBLAS_DEFAULT_MATH || math == CUBLAS_PEDANTIC_MATH;
-}
+#include "config.h"
+#include "math_rules.h"
 
 static const gs_variant sgemm_simt = {
   .name = "sgemm_simt",
   .cc_major = 9, .cc_minor = 0,
-  .types_ok = f32_types,
-  .math_ok = f32_strict_math,
+  .types_ok = gs_f32_types,
+  .math_ok = gs_f32_strict_math,
   .layouts = GS_LAYOUT_ALL,
   .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
   .bias_type = CUDA_R_32F,
@@ -50,41 +33,51 @@ static const gs_variant sgemm_simt = {
   .launch = gs_sgemm_simt_launch,
 };
 
-/* BF16 in and out, FP32 accumulation and scalars: GemmEx with
- * COMPUTE_32F (PyTorch's bf16 autocast) and cuBLASLt (nn.Linear). */
-static int bf16_types(const gs_gemm *g)
-{
-  return g->a_type == CUDA_R_16BF && g->b_type == CUDA_R_16BF && g->c_type == CUDA_R_16BF &&
-         g->d_type == CUDA_R_16BF &&
-         (g->compute_type == CUBLAS_COMPUTE_32F || g->compute_type == CUBLAS_COMPUTE_32F_PEDANTIC);
-}
-
-/* Math mode does not change a BF16 GEMM with FP32 accumulation; cuBLASLt
- * must scale in FP32. */
-static int bf16_math(const gs_gemm *g)
-{
-  return !g->is_lt || g->scale_type == CUDA_R_32F;
-}
-
-static const gs_variant gemm_bf16_wgmma = {
-  .name = "gemm_bf16_wgmma",
+static const gs_variant gemm_bf16_wgmma_persistent = {
+  .name = "gemm_bf16_wgmma_persistent",
   .cc_major = 9, .cc_minor = 0,
-  .types_ok = bf16_types,
-  .math_ok = bf16_math,
+  .types_ok = gs_bf16_types,
+  .math_ok = gs_bf16_math,
   .layouts = GS_LAYOUT_TN,
   .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
   .bias_type = CUDA_R_16BF,
   .elem_bytes = 2,
   .align_bytes = 16,
-  .m_mult = GS_GEMM_BF16_WGMMA_ALIGN_M, .n_mult = GS_GEMM_BF16_WGMMA_ALIGN_N,
-  .k_mult = GS_GEMM_BF16_WGMMA_ALIGN_K,
+  .m_mult = GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_M, .n_mult = GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_N,
+  .k_mult = GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_K,
   /* Measured (bench/results/bf16_wgmma-h200-2026-12-02.csv): 0.93-1.02x
    * cuBLAS under the power cap, no shape at 1.02x on both runs: no wins. */
   .wins = NULL, .n_wins = 0,
   /* BF16 output: ours and cuBLAS round differently (~2e-3 apart). */
   .selfcheck_tol = 1e-2,
-  .launch = gs_gemm_bf16_wgmma_launch,
+  .launch = gs_gemm_bf16_wgmma_persistent_launch,
 };
 
-const gs_variant *const gs_variants[] = { &sgemm_simt, &gemm_bf16_wgmma };
+/* FP32 on the tensor cores (3xTF32 with FP32 accumulation of K-chunks):
+ * other numerics than SGEMM (kernels/gemm_f32_3xtf32.NOTES.md), so it
+ * serves only calls that opted in (math_rules.h), ahead of sgemm_simt. */
+static int f32_tc_opted_in(const gs_gemm *g) { return gs_f32_tc_opted_in(g, gs_config()); }
+
+static const gs_variant gemm_f32_3xtf32 = {
+  .name = "gemm_f32_3xtf32",
+  .cc_major = 9, .cc_minor = 0,
+  .types_ok = gs_f32_tc_types,
+  .math_ok = gs_f32_tc_math,
+  .opted_in = f32_tc_opted_in,
+  .layouts = GS_LAYOUT_TN,
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
+  .bias_type = CUDA_R_32F,
+  .elem_bytes = 4,
+  .align_bytes = 16,
+  .m_mult = GS_GEMM_F32_3XTF32_ALIGN_M, .n_mult = GS_GEMM_F32_3XTF32_ALIGN_N,
+  .k_mult = GS_GEMM_F32_3XTF32_ALIGN_K,
+  .wins = NULL, .n_wins = 0,
+  /* ~5e-7 from FP64 where SGEMM is 3e-7..2e-6: 1e-5 from cuBLAS's result
+   * leaves room and catches a lost cross term (~1e-4, TF32 level). */
+  .selfcheck_tol = 1e-5,
+  .launch = gs_gemm_f32_3xtf32_launch,
+};
+
+const gs_variant *const gs_variants[] = { &gemm_f32_3xtf32, &sgemm_simt,
+                                          &gemm_bf16_wgmma_persistent };
 const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

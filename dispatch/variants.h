@@ -33,6 +33,9 @@ typedef struct gs_variant {
    * nonzero when acceptable. */
   int (*types_ok)(const gs_gemm *g);
   int (*math_ok)(const gs_gemm *g);
+  /* NULL for a kernel that serves whatever it wins; else the opt-in a
+   * kernel with other numerics needs (after load_state). */
+  int (*opted_in)(const gs_gemm *g);
   unsigned layouts;
   unsigned epilogues;
   int bias_type;                   /* cudaDataType of an accepted bias */

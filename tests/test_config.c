@@ -46,6 +46,39 @@ static void test_defaults(void **s)
   assert_string_equal(c.cublas_lib, "");
 }
 
+static void test_fp32_tensor_core_opt_in(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.fp32_tc, 0);
+  assert_int_equal(c.emulate_single, 0);
+  set("GEMMSHIM_FP32", "tc");
+  set("CUBLAS_EMULATE_SINGLE_PRECISION", "1");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.fp32_tc, 1);
+  assert_int_equal(c.emulate_single, 1);
+  env_n = 0;
+  set("GEMMSHIM_FP32", "strict");
+  set("CUBLAS_EMULATE_SINGLE_PRECISION", "0");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.fp32_tc, 0);
+  assert_int_equal(c.emulate_single, 0);
+}
+
+static void test_fp32_malformed(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  char buf[512] = "";
+  FILE *warn = fmemopen(buf, sizeof buf, "w");
+  set("GEMMSHIM_FP32", "TC32");
+  assert_int_equal(gs_config_parse(&c, table_getenv, warn), 1);
+  fclose(warn);
+  assert_int_equal(c.fp32_tc, 0);
+  assert_non_null(strstr(buf, "GEMMSHIM_FP32=\"TC32\" is not tc or strict; using strict"));
+}
+
 static void test_booleans(void **s)
 {
   (void)s;
@@ -162,6 +195,8 @@ int main(void)
     cmocka_unit_test_setup(test_too_long_path, reset),
     cmocka_unit_test_setup(test_ab_settings, reset),
     cmocka_unit_test_setup(test_ab_malformed, reset),
+    cmocka_unit_test_setup(test_fp32_tensor_core_opt_in, reset),
+    cmocka_unit_test_setup(test_fp32_malformed, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

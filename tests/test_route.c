@@ -67,6 +67,7 @@ static int setup(void **s)
   state_pointer_mode = 0;
   state_sm_target = 0;
   fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0 };
+  fake_opted_in = 0;
   return 0;
 }
 
@@ -158,6 +159,25 @@ static void test_math_mode_is_a_bitmask(void **s)
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
   state_math = CUBLAS_PEDANTIC_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
+/* A kernel with other numerics serves only calls that opted in; without
+ * the opt-in the call says so, and a strict kernel may still take it. */
+static void test_opt_in_kernel(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_call(); g.compute_type = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+  fake_opted_in = 0;
+  assert_int_equal(route(g), GS_R_NOT_OPTED_IN);
+  fake_opted_in = 1;
+  gs_decision d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &opt_in_variant);
+  /* a plain FP32 call never meets it */
+  assert_ptr_equal(gs_route(&g).variant, &opt_in_variant);
+  g = f32_call();
+  assert_ptr_equal(gs_route(&g).variant, &f32_variant);
+  assert_string_equal(gs_reason_name(GS_R_NOT_OPTED_IN), "not_opted_in");
 }
 
 static void test_state_unreadable(void **s)
@@ -355,6 +375,7 @@ int main(void)
     cmocka_unit_test_setup(test_batched, setup),
     cmocka_unit_test_setup(test_layout, setup),
     cmocka_unit_test_setup(test_math_mode_is_a_bitmask, setup),
+    cmocka_unit_test_setup(test_opt_in_kernel, setup),
     cmocka_unit_test_setup(test_state_unreadable, setup),
     cmocka_unit_test_setup(test_pointer_modes, setup),
     cmocka_unit_test_setup(test_lt_epilogues_and_attributes, setup),

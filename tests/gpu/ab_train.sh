@@ -17,7 +17,7 @@ python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)'
 steps=${GS_TRAIN_STEPS:-6}
 fail=0
 # dtype, kernel, tolerance on rel_fro vs cuBLAS, tolerance on the loss
-for spec in "fp32 sgemm_simt 1e-5 1e-3" "bf16 gemm_bf16_wgmma 1e-2 5e-2"; do
+for spec in "fp32 sgemm_simt 1e-5 1e-3" "bf16 gemm_bf16_wgmma_persistent 1e-2 5e-2"; do
   set -- $spec
   dtype=$1 kernel=$2 tol=$3 loss_tol=$4
   python3 "$srcdir/examples/train.py" --dtype "$dtype" --steps "$steps" --out "$out/plain-$dtype.txt" \

@@ -1,5 +1,8 @@
 /* GPU check: the FP32 SIMT kernel, reached through the shim's cuBLAS entry
  * points, against an FP64 reference (cuBLAS DGEMM) and cuBLAS SGEMM.
+ * Built a second time with GS_CHECK_F32_TC as check_f32_tc: the same
+ * battery for the FP32 tensor-core kernel (3xTF32, opt-in, TN only), plus
+ * who may opt in and the Inf/NaN pattern.
  *
  * This program is linked with the shim's own objects, so its calls to
  * cublasSgemm_v2 & co. are the shim's wrappers (the real cuBLAS is found
@@ -19,11 +22,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../dispatch/config.h"
 #include "../../dispatch/route.h"
 #include "gpu_check.h"
 #include "../../dispatch/tally.h"
 
+#ifdef GS_CHECK_F32_TC
+#define KERNEL "gemm_f32_3xtf32"
+#define CHECK_NAME "check_f32_tc"
+/* TN only; k in multiples of 32 */
+#define TC_ONLY(ta, tb) ((ta) == 1 && (tb) == 0)
+#define K_STEP 32
+#else
 #define KERNEL "sgemm_simt"
+#define CHECK_NAME "check_sgemm"
+#define TC_ONLY(ta, tb) 1
+#define K_STEP 16
+#endif
 
 static int failures, checks;
 
@@ -234,6 +249,7 @@ static void battery(cublasHandle_t h)
   const float alphas[] = { 1.0f, -0.5f, 2.0f }, betas[] = { 0.0f, 1.0f, 0.3f };
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) {
+      if (!TC_ONLY(ta, tb)) continue;
       problem p = make(ta, tb, 256, 384, 160, 0);
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) check_sgemm(h, &p, alphas[a], betas[b], 0, "layouts");
@@ -293,7 +309,13 @@ static void other_entries(cublasHandle_t h)
                   CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT));
   CU(cudaDeviceSynchronize());
   double e1 = rel_err(&p, p.C, ref);
+#ifdef GS_CHECK_F32_TC
+  /* PEDANTIC always stays strict FP32 */
+  verdict("cublasGemmEx f32 PEDANTIC TN: not this kernel",
+          served() == before && within(e1, 1e-6), e1, 0);
+#else
   verdict("cublasGemmEx f32 PEDANTIC TN", served() == before + 1 && within(e1, 1e-6), e1, 0);
+#endif
   reset_c(&p, beta);
   before = served();
   CB(cublasSgemm_v2_64(h, CUBLAS_OP_T, CUBLAS_OP_N, 384, 256, 512, &alpha, p.A, p.lda, p.B, p.ldb,
@@ -355,7 +377,12 @@ static void lt_bias(cublasHandle_t h)
 /* Capture into a graph on a non-default stream, replay, compare. */
 static void graph_capture(cublasHandle_t h)
 {
-  problem p = make(0, 1, 256, 256, 256, 0);
+#ifdef GS_CHECK_F32_TC
+  const int ta = 1, tb = 0;
+#else
+  const int ta = 0, tb = 1;
+#endif
+  problem p = make(ta, tb, 256, 256, 256, 0);
   float alpha = 1.0f, beta = 0.0f;
   double *ref = reference(h, &p, alpha, beta, NULL);
   cudaStream_t s;
@@ -366,8 +393,8 @@ static void graph_capture(cublasHandle_t h)
   cudaGraphExec_t ge;
   uint64_t before = served();
   CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_T, 256, 256, 256, &alpha, p.A, 256, p.B, 256, &beta,
-                    p.C, 256));
+  CB(cublasSgemm_v2(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, 256, 256,
+                    256, &alpha, p.A, 256, p.B, 256, &beta, p.C, 256));
   CU(cudaStreamEndCapture(s, &g));
   CU(cudaGraphInstantiate(&ge, g, 0));
   CU(cudaGraphLaunch(ge, s));
@@ -410,7 +437,7 @@ static void threads(cublasHandle_t h)
   thread_job jobs[T];
   pthread_t t[T];
   for (int i = 0; i < T; i++) {
-    jobs[i].p = make(1, 0, 128 * (1 + i % 3), 256, 128 + 16 * i, 0);
+    jobs[i].p = make(1, 0, 128 * (1 + i % 3), 256, 128 + K_STEP * i, 0);
     jobs[i].ref = reference(h, &jobs[i].p, 1.0, 0.0, NULL);
   }
   uint64_t before = served();
@@ -445,16 +472,26 @@ static void huge(cublasHandle_t h)
   CU(cudaMalloc((void **)&C, (size_t)(m * n) * 4));
   /* A[i, l] = ((i + 3 l) mod 7) - 3, B[l, j] = ((l + j) mod 5) - 2: exact in FP32 */
   float *hA = malloc(na * 4), *hB = malloc((size_t)(k * n) * 4);
+#ifdef GS_CHECK_F32_TC
+  /* TN: A stored k x m */
+#define A_AT(i, l) hA[(l) + (i) * k]
+  const cublasOperation_t op_a = CUBLAS_OP_T;
+  const int lda = (int)k;
+#else
+#define A_AT(i, l) hA[(i) + (l) * m]
+  const cublasOperation_t op_a = CUBLAS_OP_N;
+  const int lda = (int)m;
+#endif
   for (int64_t l = 0; l < k; l++)
-    for (int64_t i = 0; i < m; i++) hA[i + l * m] = (float)((i + 3 * l) % 7 - 3);
+    for (int64_t i = 0; i < m; i++) A_AT(i, l) = (float)((i + 3 * l) % 7 - 3);
   for (int64_t j = 0; j < n; j++)
     for (int64_t l = 0; l < k; l++) hB[l + j * k] = (float)((l + j) % 5 - 2);
   CU(cudaMemcpy(A, hA, na * 4, cudaMemcpyHostToDevice));
   CU(cudaMemcpy(B, hB, (size_t)(k * n) * 4, cudaMemcpyHostToDevice));
   float alpha = 1.0f, beta = 0.0f;
   uint64_t before = served();
-  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha, A, (int)m, B,
-                    (int)k, &beta, C, (int)m));
+  CB(cublasSgemm_v2(h, op_a, CUBLAS_OP_N, (int)m, (int)n, (int)k, &alpha, A, lda, B, (int)k, &beta,
+                    C, (int)m));
   CU(cudaDeviceSynchronize());
   float *hC = malloc((size_t)(m * n) * 4);
   CU(cudaMemcpy(hC, C, (size_t)(m * n) * 4, cudaMemcpyDeviceToHost));
@@ -464,7 +501,7 @@ static void huge(cublasHandle_t h)
     for (size_t b = 0; b < 3; b++) {
       int64_t i = rows[a], j = cols[b];
       double r = 0;
-      for (int64_t l = 0; l < k; l++) r += (double)hA[i + l * m] * hB[l + j * k];
+      for (int64_t l = 0; l < k; l++) r += (double)A_AT(i, l) * hB[l + j * k];
       ok &= fabs(hC[i + j * m] - r) <= 1e-6 * (fabs(r) + 1);   /* integers: exact */
     }
   verdict("A of 2.16 GB (64-bit index math), exact integer data", ok, 0, 0);
@@ -472,18 +509,137 @@ static void huge(cublasHandle_t h)
   cudaFree(A); cudaFree(B); cudaFree(C);
 }
 
+#ifdef GS_CHECK_F32_TC
+/* NN has no tensor-core path yet: it goes to the strict SIMT kernel. */
+static void other_layouts_stay_strict(cublasHandle_t h)
+{
+  problem p = make(0, 0, 256, 256, 256, 0);
+  float alpha = 1, beta = 0;
+  uint64_t before = served(), simt = gs_tally_count("sgemm_simt", GS_R_ROUTED);
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &alpha, p.A, 256, p.B, 256, &beta,
+                    p.C, 256));
+  CU(cudaDeviceSynchronize());
+  verdict("NN: served by sgemm_simt, not this kernel",
+          served() == before && gs_tally_count("sgemm_simt", GS_R_ROUTED) == simt + 1, 0, 0);
+  release(&p);
+}
+
+static int fclass(float x) { return isnan(x) ? 3 : isinf(x) ? (x > 0 ? 1 : 2) : 0; }
+
+/* Inf and NaN in A and B: D has SGEMM's Inf/NaN pattern, and its finite
+ * part agrees with SGEMM's. */
+static void non_finite(cublasHandle_t h)
+{
+  const int m = 256, n = 256, k = 512;
+  problem p = make(1, 0, m, n, k, 0);
+  for (int c = 0; c < 40; c++) {   /* A is k x m: row l of column i */
+    int i = (c * 37) % m, l = (c * 101) % k;
+    p.hA[l + i * k] = c % 3 == 0 ? INFINITY : c % 3 == 1 ? -INFINITY : NAN;
+  }
+  p.hB[5 + 7 * k] = INFINITY;
+  p.hB[9 + 200 * k] = 0.0f;   /* Inf * 0 where a column of A meets it */
+  CU(cudaMemcpy(p.A, p.hA, (size_t)(k * m) * 4, cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(p.B, p.hB, (size_t)(k * n) * 4, cudaMemcpyHostToDevice));
+  float alpha = 1, beta = 0;
+  float *ours = malloc((size_t)(m * n) * 4), *theirs = malloc((size_t)(m * n) * 4);
+  reset_c(&p, 0);
+  uint64_t before = served();
+  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, p.A, k, p.B, k, &beta, p.C, m));
+  CU(cudaDeviceSynchronize());
+  CU(cudaMemcpy(ours, p.C, (size_t)(m * n) * 4, cudaMemcpyDeviceToHost));
+  reset_c(&p, 0);
+  CB(real_sgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, p.A, k, p.B, k, &beta, p.C, m));
+  CU(cudaDeviceSynchronize());
+  CU(cudaMemcpy(theirs, p.C, (size_t)(m * n) * 4, cudaMemcpyDeviceToHost));
+  long mismatched = 0, nonfinite = 0;
+  double num = 0, den = 0;
+  for (int i = 0; i < m * n; i++) {
+    nonfinite += fclass(theirs[i]) != 0;
+    if (fclass(ours[i]) != fclass(theirs[i])) mismatched++;
+    else if (!fclass(theirs[i])) {
+      num += ((double)ours[i] - theirs[i]) * ((double)ours[i] - theirs[i]);
+      den += (double)theirs[i] * theirs[i];
+    }
+  }
+  double e = sqrt(num / (den > 0 ? den : 1));
+  char what[120];
+  snprintf(what, sizeof what, "Inf/NaN inputs: SGEMM's pattern (%ld non-finite, %ld differ)",
+           nonfinite, mismatched);
+  verdict(what, served() == before + 1 && nonfinite > 0 && mismatched == 0 && e < 1e-5, e, 0);
+  free(ours); free(theirs);
+  release(&p);
+}
+
+/* Without GEMMSHIM_FP32=tc the kernel serves only programs that ask cuBLAS
+ * for FP32 emulation; a plain call goes to the strict kernel. */
+static void who_opts_in(cublasHandle_t h)
+{
+  unsetenv("GEMMSHIM_FP32");
+  gs_config_reload();
+  problem p = make(1, 0, 256, 384, 256, 0);
+  float alpha = 1, beta = 0;
+  double *ref = reference(h, &p, alpha, beta, NULL);
+  uint64_t before = served(), simt = gs_tally_count("sgemm_simt", GS_R_ROUTED);
+  reset_c(&p, 0);
+  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 384, 256, &alpha, p.A, 256, p.B, 256, &beta,
+                    p.C, 256));
+  CU(cudaDeviceSynchronize());
+  verdict("no opt-in: sgemm_simt, not this kernel",
+          served() == before && gs_tally_count("sgemm_simt", GS_R_ROUTED) == simt + 1, 0, 0);
+  CB(cublasSetMathMode(h, CUBLAS_FP32_EMULATED_BF16X9_MATH));
+  reset_c(&p, 0);
+  before = served();
+  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 384, 256, &alpha, p.A, 256, p.B, 256, &beta,
+                    p.C, 256));
+  CU(cudaDeviceSynchronize());
+  double e = rel_err(&p, p.C, ref);
+  verdict("math mode FP32_EMULATED_BF16X9: served", served() == before + 1 && within(e, 3e-7), e, 0);
+  CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  reset_c(&p, 0);
+  before = served();
+  CB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 384, 256, &alpha, p.A, CUDA_R_32F, 256, p.B,
+                  CUDA_R_32F, 256, &beta, p.C, CUDA_R_32F, 256, CUBLAS_COMPUTE_32F_EMULATED_16BFX9,
+                  CUBLAS_GEMM_DEFAULT));
+  CU(cudaDeviceSynchronize());
+  e = rel_err(&p, p.C, ref);
+  verdict("GemmEx COMPUTE_32F_EMULATED_16BFX9: served", served() == before + 1 && within(e, 3e-7),
+          e, 0);
+  setenv("CUBLAS_EMULATE_SINGLE_PRECISION", "1", 1);
+  gs_config_reload();
+  reset_c(&p, 0);
+  before = served();
+  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 384, 256, &alpha, p.A, 256, p.B, 256, &beta,
+                    p.C, 256));
+  CU(cudaDeviceSynchronize());
+  e = rel_err(&p, p.C, ref);
+  verdict("CUBLAS_EMULATE_SINGLE_PRECISION=1: served", served() == before + 1 && within(e, 3e-7), e,
+          0);
+  unsetenv("CUBLAS_EMULATE_SINGLE_PRECISION");
+  setenv("GEMMSHIM_FP32", "tc", 1);
+  gs_config_reload();
+  free(ref);
+  release(&p);
+}
+#endif
+
 int main(void)
 {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-    printf("check_sgemm: no CUDA GPU available\n");
+    printf(CHECK_NAME ": no CUDA GPU available\n");
     return 77;
   }
   setenv("GEMMSHIM_FORCE", "1", 1);
+  unsetenv("CUBLAS_EMULATE_SINGLE_PRECISION");
+#ifdef GS_CHECK_F32_TC
+  setenv("GEMMSHIM_FP32", "tc", 1);
+#else
+  unsetenv("GEMMSHIM_FP32");
+#endif
   *(void **)&real_sgemm = dlsym(RTLD_NEXT, "cublasSgemm_v2");
   *(void **)&real_dgemm = dlsym(RTLD_NEXT, "cublasDgemm_v2");
   if (!real_sgemm || !real_dgemm) {
-    fprintf(stderr, "check_sgemm: the real cuBLAS is not reachable\n");
+    fprintf(stderr, CHECK_NAME ": the real cuBLAS is not reachable\n");
     return 1;
   }
   cublasHandle_t h;
@@ -497,7 +653,12 @@ int main(void)
   graph_capture(h);
   threads(h);
   huge(h);
+#ifdef GS_CHECK_F32_TC
+  other_layouts_stay_strict(h);
+  non_finite(h);
+  who_opts_in(h);
+#endif
   cublasDestroy_v2(h);
-  printf("check_sgemm: %d passed, %d failed\n", checks - failures, failures);
+  printf(CHECK_NAME ": %d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

@@ -58,5 +58,29 @@ const gs_variant bf16_variant = {
   .wins = bf16_wins, .n_wins = 1, .launch = no_launch,
 };
 
-const gs_variant *const gs_variants[] = { &f32_variant, &bf16_variant };
-const size_t gs_n_variants = 2;
+/* An opt-in kernel: FP32 asked for as emulated FP32 (compute type
+ * EMULATED_16BFX9, which nothing else in these tests uses). */
+int fake_opted_in;
+
+static int emulated_f32_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_32F && g->b_type == CUDA_R_32F && g->c_type == CUDA_R_32F &&
+         g->compute_type == CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+}
+
+static int opted_in(const gs_gemm *g)
+{
+  (void)g;
+  return fake_opted_in;
+}
+
+const gs_variant opt_in_variant = {
+  .name = "opt_in_test", .cc_major = 9, .cc_minor = 0,
+  .types_ok = emulated_f32_types, .math_ok = any_math, .opted_in = opted_in,
+  .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_32F,
+  .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 32,
+  .wins = bf16_wins, .n_wins = 1, .launch = no_launch,
+};
+
+const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant };
+const size_t gs_n_variants = 3;

@@ -18,4 +18,9 @@ extern fake_gpu_t fake_gpu;
  * 64, wins everywhere. */
 extern const gs_variant f32_variant, bf16_variant;
 
+/* opt_in_variant: FP32 with compute type EMULATED_16BFX9 only, all layouts,
+ * wins everywhere; serves only while fake_opted_in is nonzero. */
+extern const gs_variant opt_in_variant;
+extern int fake_opted_in;
+
 #endif
