@@ -23,6 +23,7 @@ typedef struct key {
   int32_t a_type, b_type, c_type, compute;
   int32_t reason;
   int32_t epilogue;
+  int32_t device;           /* -1: the router did not need to know */
   char layout[4];
 } key;
 
@@ -112,6 +113,7 @@ void gs_tally_add(const gs_gemm *g, const gs_decision *d)
   k.compute = g->compute_type;
   k.reason = (int32_t)d->reason;
   k.epilogue = g->epilogue;
+  k.device = d->device;
   gs_layout_name(g, k.layout);
   uint64_t h = hash_key(&k);
   for (unsigned i = 0; i < MAX_PROBE; i++) {
@@ -202,16 +204,16 @@ size_t gs_tally_write_csv(FILE *out)
   fprintf(out, "%s\n", GS_LOG_HEADER);
   for (size_t i = 0; i < n; i++) {
     const key *k = &rows[i].k;
-    fprintf(out, "%ld,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%s,%s,%llu\n", pid,
+    fprintf(out, "%ld,%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%s,%s,%llu,%d\n", pid,
             k->entry_name, gs_dtype_name(k->a_type), gs_dtype_name(k->b_type),
             gs_dtype_name(k->c_type), gs_compute_name(k->compute), k->layout,
             gs_epilogue_name(k->epilogue),
             (long long)k->m, (long long)k->n, (long long)k->k,
             (long long)k->batch, k->route, gs_reason_name((gs_reason)k->reason),
-            (unsigned long long)rows[i].count);
+            (unsigned long long)rows[i].count, (int)k->device);
   }
   if (overflow)
-    fprintf(out, "%ld,(other),-,-,-,-,-,-,-1,-1,-1,-1,-,too_many_distinct_rows,%llu\n",
+    fprintf(out, "%ld,(other),-,-,-,-,-,-,-1,-1,-1,-1,-,too_many_distinct_rows,%llu,-1\n",
             pid, (unsigned long long)overflow);
   free(rows);
   return n;

@@ -1,5 +1,7 @@
 /* In-memory aggregation of what the shim saw: one row per distinct
- * (entry, types, layout, m, n, k, batch, route, reason) with a count.
+ * (entry, types, layout, m, n, k, batch, route, reason, device) with a
+ * count. device is the call's stream's device when the router asked for it
+ * (every routed call), -1 when the call was decided before that.
  * Each thread counts into a table of its own (no locks, no shared cache
  * lines on the hot path); tables are merged when read. At exit the rows go
  * to GEMMSHIM_LOG as CSV; nothing is written by a process that made no call. */
@@ -29,6 +31,7 @@ int gs_tally_flush_log(void);
 void gs_tally_reset(void);
 
 #define GS_LOG_HEADER \
-  "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count"
+  "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count," \
+  "device"
 
 #endif

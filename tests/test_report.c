@@ -416,6 +416,7 @@ static void test_malformed_summary(void **s)
   static const bad_case bad[] = {
     { "summary_bad_negative.csv", 3, "n is negative (-1024)" },
     { "summary_bad_count.csv", 3, "count: '4e1' is not an integer" },
+    { "summary_bad_device.csv", 3, "device is -2" },
     { "ab_basic.csv", 1, "pass it without --summary" },
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -57,7 +57,7 @@ static void test_rows_and_counts(void **s)
 {
   (void)s;
   gs_gemm a = call(128, 256, 512), b = call(1, 2, 3);
-  gs_decision routed = { GS_R_ROUTED, &f32_variant, 0 };
+  gs_decision routed = { GS_R_ROUTED, &f32_variant, 3 };
   for (int i = 0; i < 5; i++) gs_tally_add(&a, &forwarded);
   gs_tally_add(&b, &forwarded);
   gs_tally_add(&a, &routed);
@@ -65,11 +65,11 @@ static void test_rows_and_counts(void **s)
   char expect[256];
   long pid = (long)getpid();
   assert_true(!strncmp(out, GS_LOG_HEADER "\n", strlen(GS_LOG_HEADER) + 1));
-  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,128,256,512,1,cublas,not_faster,5\n", pid);
+  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,128,256,512,1,cublas,not_faster,5,-1\n", pid);
   assert_non_null(strstr(out, expect));
-  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,128,256,512,1,f32_test,routed,1\n", pid);
+  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,128,256,512,1,f32_test,routed,1,3\n", pid);
   assert_non_null(strstr(out, expect));
-  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,1,2,3,1,cublas,not_faster,1\n", pid);
+  snprintf(expect, sizeof expect, "%ld,cublasSgemm_v2,f32,f32,f32,-,TN,-,1,2,3,1,cublas,not_faster,1,-1\n", pid);
   assert_non_null(strstr(out, expect));
   assert_int_equal(gs_tally_count(NULL, -1), 7);
   assert_int_equal(gs_tally_count("f32_test", -1), 1);
@@ -97,9 +97,9 @@ static void test_threads_merge_into_one_row(void **s)
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
   char *out = csv();
   char expect[256];
-  snprintf(expect, sizeof expect, ",TN,-,4096,4096,4096,1,cublas,not_faster,%d\n", THREADS * PER_THREAD * 3 / 4);
+  snprintf(expect, sizeof expect, ",TN,-,4096,4096,4096,1,cublas,not_faster,%d,-1\n", THREADS * PER_THREAD * 3 / 4);
   assert_non_null(strstr(out, expect));
-  snprintf(expect, sizeof expect, ",TN,-,64,64,64,1,cublas,not_faster,%d\n", THREADS * PER_THREAD / 4);
+  snprintf(expect, sizeof expect, ",TN,-,64,64,64,1,cublas,not_faster,%d,-1\n", THREADS * PER_THREAD / 4);
   assert_non_null(strstr(out, expect));
   int lines = 0;
   for (char *p = out; *p; p++) lines += *p == '\n';
@@ -122,7 +122,8 @@ static void test_distinct_rows_overflow_is_counted(void **s)
   char *other = strstr(out, ",(other),");
   assert_non_null(other);
   /* rows + overflow account for every call */
-  uint64_t overflow = strtoull(strrchr(other, ',') + 1, NULL, 10);
+  /* ...,too_many_distinct_rows,COUNT,-1 */
+  uint64_t overflow = strtoull(strstr(other, ",too_many_distinct_rows,") + 24, NULL, 10);
   assert_int_equal(gs_tally_count(NULL, -1) + overflow, 3000);
 }
 

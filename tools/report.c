@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { AB_FIELDS = 19, SUMMARY_FIELDS = 15, WHAT_LEN = 320 };
+enum { AB_FIELDS = 19, SUMMARY_FIELDS = 16, WHAT_LEN = 320 };
 
 /* ---- messages ----------------------------------------------------------- */
 
@@ -429,7 +429,7 @@ int report_load(report *r, const char *path, char err[REPORT_ERR_LEN])
 /* ---- the call log (--summary) ------------------------------------------- */
 
 enum { SU_PID, SU_ENTRY, SU_A_TYPE, SU_B_TYPE, SU_C_TYPE, SU_COMPUTE, SU_LAYOUT,
-       SU_EPILOGUE, SU_M, SU_N, SU_K, SU_BATCH, SU_ROUTE, SU_REASON, SU_COUNT };
+       SU_EPILOGUE, SU_M, SU_N, SU_K, SU_BATCH, SU_ROUTE, SU_REASON, SU_COUNT, SU_DEVICE };
 
 typedef struct summary_row {
   char route[REPORT_NAME_LEN], reason[REPORT_NAME_LEN];
@@ -483,7 +483,7 @@ static int parse_summary_row(char **f, summary_row *row, char *what)
   static const char *const text_names[] = { "a_type", "b_type", "c_type", "compute",
                                             "layout", "epilogue" };
   char text[REPORT_NAME_LEN];
-  long long pid;
+  long long pid, device;
   if (get_int(f[SU_PID], "pid", 0, &pid, what) ||
       get_name(f[SU_ENTRY], "entry", sizeof text, text, what))
     return -1;
@@ -496,8 +496,10 @@ static int parse_summary_row(char **f, summary_row *row, char *what)
       get_any_int(f[SU_BATCH], "batch", &row->dims[3], what) ||
       get_name(f[SU_ROUTE], "route", sizeof row->route, row->route, what) ||
       get_name(f[SU_REASON], "reason", sizeof row->reason, row->reason, what) ||
-      get_int(f[SU_COUNT], "count", 0, &row->count, what))
+      get_int(f[SU_COUNT], "count", 0, &row->count, what) ||
+      get_any_int(f[SU_DEVICE], "device", &device, what))
     return -1;
+  if (device < -1) return complain(what, "device is %lld (a device index, or -1)", device);
   return check_summary_dims(row, what);
 }
 

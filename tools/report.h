@@ -20,7 +20,7 @@
   "ours_us,cublas_us,speedup,max_abs,max_rel,rel_fro,device"
 #define REPORT_SUMMARY_HEADER \
   "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch," \
-  "route,reason,count"
+  "route,reason,count,device"
 
 /* One shape class: every compared call with the same key. */
 typedef struct report_class {
