@@ -26,6 +26,7 @@ run_check client_under_shim tests/gpu/client_under_shim.sh
 run_check train_under_shim tests/gpu/train_under_shim.sh
 run_check ab_train tests/gpu/ab_train.sh
 run_check ddp_under_shim tests/gpu/ddp_under_shim.sh
+run_check train_curve tests/gpu/train_curve.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done
