@@ -1,8 +1,11 @@
-/* gemm_bf16_wgmma_persistent.cu: BF16 GEMM on Hopper tensor cores, layout
- * TN, persistent grid with the epilogue overlapped with the next tile's
- * loads. Column-major as cuBLAS: D[m,n] = alpha * A^T B + beta * C
- * (+ bias[m]), A stored k x m, B stored k x n (both contiguous along k),
- * FP32 accumulation, BF16 output. Issue 5, stage 3.
+/* gemm_bf16_wgmma_persistent.cu: BF16 GEMM on Hopper tensor cores, layouts
+ * TN, NN and NT, persistent grid with the epilogue overlapped with the next
+ * tile's loads. Column-major as cuBLAS: D[m,n] = alpha * op(A) op(B) +
+ * beta * C (+ bias[m]), FP32 accumulation, BF16 output:
+ *   TN (forward):     A stored k x m, B stored k x n (both contiguous along k);
+ *   NN (input grad):  A stored m x k (contiguous along m), B stored k x n;
+ *   NT (weight grad): A stored m x k, B stored n x k (contiguous along n).
+ * Issue 5, stage 3 (persistent TN) and stage 2 (the NN and NT layouts).
  *
  * Technique (one per file: the persistent, store-overlapped variant of
  * gemm_bf16_wgmma.cu, whose main loop it keeps unchanged):
@@ -17,11 +20,21 @@
  *     allows); warpgroups 1 and 2 consume ("cooperative": both work on the
  *     same tile, 64 rows of m each, all 256 columns, wgmma m64n256k16, 128
  *     FP32 accumulators per thread). setmaxnreg 40 / 232 / 232.
- *   - 4-stage ring of 48 KB stages (TMA, 128-byte swizzle, K-major
- *     descriptors, full/empty mbarriers) whose slot/phase sequence runs on
- *     across tiles: the producer fills the next tile's stages while the
+ *   - 4-stage ring of 48 KB stages (TMA, 128-byte swizzle, full/empty
+ *     mbarriers) whose slot/phase sequence runs on across tiles: the
+ *     producer fills the next tile's stages while the
  *     consumers run the epilogue of the current one. Consumers release the
  *     last stage of every tile too (after wgmma.wait_group 0).
+ *   - Operand layouts: a K-major operand (A in TN, B in TN and NN) is one
+ *     TMA box of 64 (k) x rows per stage, read through K-major descriptors
+ *     (k16 slice = +32 bytes). An MN-major operand (A in NN and NT, B in NT)
+ *     is loaded as boxes of 64 (m or n, one 128-byte row) x 64 (k), 8 KB
+ *     each (A: 2 per stage, B: 4), 128-byte swizzle, and read through
+ *     MN-major descriptors (LBO = 8 KB between 64-wide m/n blocks, SBO =
+ *     1 KB between 8-row k groups, k16 slice = +2 KB) with wgmma's
+ *     transpose immediates (imm-trans-a / imm-trans-b = 1). The layout is a
+ *     template parameter; the main loop, ring, epilogue and schedule are
+ *     the same for all three.
  *   - Epilogue through a dedicated shared-memory staging area (not the
  *     ring): per consumer warpgroup, the 64 x 256 tile goes out in
  *     subtiles of 64 (m) x EPI_N (n) bf16 (8 KB for EPI_N 64), EPI_BUFS (2)
@@ -47,10 +60,11 @@
  *     of 2 CTAs on vertically adjacent tiles sharing the B tile through TMA
  *     multicast (see the kernel's comment), used when tiles_m is even.
  *
- * Constraints (gs_gemm_bf16_wgmma_persistent_supports, see the .h): TN;
- * m % 128, n % 256, k % 64; 16-byte aligned pointers; leading dims
- * multiples of 8 elements and below 2^39. TMA coordinates are 32-bit element
- * indices (m, n, k < 2^31); C addressing in the epilogue is 64-bit.
+ * Constraints (gs_gemm_bf16_wgmma_persistent_supports, see the .h): TN, NN
+ * or NT (not TT); m % 128, n % 256, k % 64; 16-byte aligned pointers;
+ * leading dims multiples of 8 elements, at least the stored rows, and below
+ * 2^39. TMA coordinates are 32-bit element indices (m, n, k < 2^31); C
+ * addressing in the epilogue is 64-bit.
  *
  * Target sm_90a only (wgmma, setmaxnreg). Debug builds: -DGS_DEBUG_WAIT=1
  * (or -DGS_SM90_BOUNDED_WAIT=1, see sm90_ptx.cuh) trap on a stuck mbarrier
@@ -190,6 +204,97 @@ struct Params {
   int diag_skip_epilogue; /* 0 except in the GS_BF16P_DIAG_SKIP_EPILOGUE build */
 };
 
+/* Operand layouts (cuBLAS column-major, op(A) op(B)). An operand is
+ * "K-major" when its stored columns run along k (TN: A stored k x m, B
+ * stored k x n) and "MN-major" when they run along m or n (A stored m x k
+ * in NN and NT; B stored n x k in NT). */
+enum Layout { LAY_TN = 0, LAY_NN = 1, LAY_NT = 2 };
+template <int LAY>
+struct Lay {
+  static constexpr bool A_MN = LAY != LAY_TN; /* A M-major: wgmma imm-trans-a = 1 */
+  static constexpr bool B_MN = LAY == LAY_NT; /* B N-major: wgmma imm-trans-b = 1 */
+};
+
+/* MN-major operands in shared memory (PTX ISA, "Shared Memory Matrix
+ * Layout" / "Matrix Descriptor", 128-byte swizzle, MN-major): TMA writes
+ * boxes of 64 (m or n, contiguous, one 128-byte row) x BK (k) with the
+ * 128-byte swizzle, 8 KB each, one after the other along m/n. Per box, k
+ * row r is the 128-byte row r; 8 rows (1024 B) form one swizzle atom of
+ * 64 (mn) x 8 (k). The canonical MN-major SW128 layout is
+ *   ((8 elems, 8 chunks, mn blocks), (8 k rows, k groups))
+ *   : ((1, 16 B, LBO), (128 B, SBO))
+ * so LBO = the byte distance between 64-wide mn blocks (one box: 8 KB) and
+ * SBO = the distance between 8-row k groups (1024 B). A k16 slice is two k
+ * groups; the next one starts 16 rows (2048 B, whole atoms) further on. */
+static constexpr uint32_t MN_BOX = 64;                      /* mn extent of one box */
+static constexpr uint32_t MN_BOX_BYTES = MN_BOX * 64 * 2;   /* x BK k rows: 8 KB */
+static constexpr uint32_t MN_LBO = MN_BOX_BYTES;            /* next 64 of m/n */
+static constexpr uint32_t MN_SBO = 8 * 128;                 /* next 8 of k */
+static constexpr uint32_t MN_K16_BYTES = 16 * 128;          /* next k16 slice */
+static_assert(MN_BOX * 2 == 128, "an MN-major box row is exactly one 128-byte swizzle span");
+static_assert(Cfg::WG_M == (int)MN_BOX, "a consumer's 64 rows of an M-major A are one box");
+static_assert(MN_BOX_BYTES == MN_BOX * Cfg::BK * 2 && MN_BOX_BYTES % 1024 == 0,
+              "MN-major boxes are whole swizzle atoms, 1024-byte aligned");
+static_assert((MN_LBO >> 4) < (1u << 14) && (MN_SBO >> 4) < (1u << 14), "14-bit fields");
+
+__device__ __forceinline__ uint64_t smem_desc_sw128_mnmajor(const void *tile) {
+  const uint64_t addr = smem_u32(tile);
+  uint64_t d = 0;
+  d |= (addr & 0x3FFFFull) >> 4;
+  d |= (uint64_t)(MN_LBO >> 4) << 16;
+  d |= (uint64_t)(MN_SBO >> 4) << 32;
+  d |= (uint64_t)1 << 62; /* 128-byte swizzle; base offset 0 (1024-aligned boxes) */
+  return d;
+}
+
+/* wgmma m64n256k16 BF16 -> FP32 with the transpose immediates: TA = 1 reads
+ * A M-major, TB = 1 reads B N-major (16-bit types only); 0, 0 is exactly
+ * gs_sm90::wgmma_m64n256k16_bf16. */
+template <int TA, int TB>
+__device__ __forceinline__ void wgmma_m64n256k16_bf16_t(float (&d)[128], uint64_t desc_a,
+                                                      uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, "
+      "%8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, "
+      "%24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, "
+      "%40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, "
+      "%56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, "
+      "%72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, "
+      "%88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, "
+      "%104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, "
+      "%120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
+        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
+        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
+        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
+        "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
+        "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+        "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
+        "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TA), "n"(TB));
+}
+
 /* Barrier tags for the bounded-wait debug message (tag + stage). */
 enum { TAG_FULL = 100, TAG_EMPTY = 200 };
 
@@ -290,13 +395,17 @@ __device__ __forceinline__ void epilogue_tile(const float (&acc)[Cfg::ACC], Smem
  * released it), and the producer waits for every stage to be released
  * before its CTA may exit (no remote arrival or multicast can then still
  * target this CTA's shared memory). */
-template <int CL>
+template <int CL, int LAY>
 __global__ void __launch_bounds__(Cfg::THREADS, 1)
-    gemm_bf16_tn_persistent_kernel(const __grid_constant__ CUtensorMap tmA,
+    gemm_bf16_persistent_kernel(const __grid_constant__ CUtensorMap tmA,
                                    const __grid_constant__ CUtensorMap tmB,
                                    const __grid_constant__ CUtensorMap tmD,
                                    const __grid_constant__ CUtensorMap tmC, const Params p) {
   static_assert(CL == 1 || CL == 2, "clusters of 1 or 2 CTAs");
+  static_assert(LAY == LAY_TN || LAY == LAY_NN || LAY == LAY_NT, "layouts TN, NN, NT");
+  constexpr bool A_MN = Lay<LAY>::A_MN, B_MN = Lay<LAY>::B_MN;
+  static_assert(Cfg::BM % MN_BOX == 0 && Cfg::BN % (MN_BOX * CL) == 0 && Cfg::BK == 64,
+                "MN-major tiles are whole 64 x 64 boxes, B split evenly over the cluster");
   static_assert(Cfg::GROUP_M % CL == 0, "a raster group holds whole clusters");
   extern __shared__ unsigned char smem_raw[];
   /* Align the shared-space offset (not just the generic pointer) to 1024.
@@ -347,8 +456,31 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         for (int kt = 0; kt < p.KT; ++kt) {
           mbar_wait(&sm.empty[s], phase ^ 1u, TAG_EMPTY + s); /* fresh slots pass at once */
           mbar_arrive_expect_tx(&sm.full[s], Cfg::STAGE_BYTES);
-          tma_load_2d(sm.a[s], &tmA, &sm.full[s], kt * Cfg::BK, m0);
-          if (CL == 1) {
+          if (!A_MN) {
+            tma_load_2d(sm.a[s], &tmA, &sm.full[s], kt * Cfg::BK, m0);
+          } else {
+            /* A stored m x k: BM / 64 boxes of 64 (m) x 64 (k), 8 KB apart. */
+#pragma unroll
+            for (int i = 0; i < Cfg::BM / (int)MN_BOX; ++i)
+              tma_load_2d(&sm.a[s][i * MN_BOX * Cfg::BK], &tmA, &sm.full[s],
+                          m0 + i * (int)MN_BOX, kt * Cfg::BK);
+          }
+          if (B_MN) {
+            /* B stored n x k: BN / 64 boxes of 64 (n) x 64 (k); with CL = 2
+             * each CTA loads its half of them, multicast to both. */
+            constexpr int PER = Cfg::BN / (int)MN_BOX / CL;
+#pragma unroll
+            for (int j = 0; j < PER; ++j) {
+              const int box = (int)rank * PER + j;
+              if (CL == 1)
+                tma_load_2d(&sm.b[s][box * MN_BOX * Cfg::BK], &tmB, &sm.full[s],
+                            n0 + box * (int)MN_BOX, kt * Cfg::BK);
+              else
+                tma_load_2d_multicast(&sm.b[s][box * MN_BOX * Cfg::BK], &tmB, &sm.full[s],
+                                      n0 + box * (int)MN_BOX, kt * Cfg::BK,
+                                      (uint16_t)((1u << CL) - 1u));
+            }
+          } else if (CL == 1) {
             tma_load_2d(sm.b[s], &tmB, &sm.full[s], kt * Cfg::BK, n0);
           } else {
             /* This CTA's half of the shared B tile, to both CTAs. */
@@ -417,14 +549,21 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 #pragma unroll 1
     for (int kt = 0; kt < p.KT; ++kt) {
       mbar_wait(&sm.full[s], phase, TAG_FULL + s);
-      const uint64_t da = smem_desc_sw128_kmajor(&sm.a[s][cw * Cfg::WG_M * Cfg::BK]);
-      const uint64_t db = smem_desc_sw128_kmajor(&sm.b[s][0]);
+      /* This consumer's 64 rows of A: K-major, rows cw*64.. of the 128-row
+       * box; M-major, box cw (WG_M == MN_BOX): the same byte offset. */
+      const uint64_t da = A_MN ? smem_desc_sw128_mnmajor(&sm.a[s][cw * Cfg::WG_M * Cfg::BK])
+                               : smem_desc_sw128_kmajor(&sm.a[s][cw * Cfg::WG_M * Cfg::BK]);
+      const uint64_t db = B_MN ? smem_desc_sw128_mnmajor(&sm.b[s][0])
+                               : smem_desc_sw128_kmajor(&sm.b[s][0]);
+      /* k16 slice kk: 32 bytes along a K-major row, or 16 rows of an
+       * MN-major box. */
+      constexpr uint32_t A_K16 = A_MN ? MN_K16_BYTES : 32u, B_K16 = B_MN ? MN_K16_BYTES : 32u;
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < Cfg::BK / 16; ++kk)
-        wgmma_m64n256k16_bf16(acc, smem_desc_advance(da, kk * 32),
-                              smem_desc_advance(db, kk * 32),
-                              (GS_BF16P_ZERO_ACC || kt > 0 || kk > 0) ? 1 : 0);
+        wgmma_m64n256k16_bf16_t<A_MN ? 1 : 0, B_MN ? 1 : 0>(
+            acc, smem_desc_advance(da, kk * A_K16), smem_desc_advance(db, kk * B_K16),
+            (GS_BF16P_ZERO_ACC || kt > 0 || kk > 0) ? 1 : 0);
       wgmma_commit();
       /* Everything but the group just issued is done: free its stage. */
       wgmma_wait<1>();
@@ -504,6 +643,12 @@ static int stream_device(cudaStream_t st, int *dev) {
  * not every GPC need hold an even number of free SMs). */
 static volatile int max_clusters_of[kMaxDevices]; /* 0: not read yet, -1: none fit */
 
+template <typename F>
+static int set_smem_attr(F *kernel) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              (int)kSmemBytes) == cudaSuccess;
+}
+
 static int device_setup(int dev, int *sms, int *max_clusters) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
   if (!sm_count_of[dev]) {
@@ -513,14 +658,14 @@ static int device_setup(int dev, int *sms, int *max_clusters) {
     sm_count_of[dev] = n;
   }
   if (!attr_done[dev]) {
-    if (cudaFuncSetAttribute(gemm_bf16_tn_persistent_kernel<1>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)kSmemBytes) != cudaSuccess)
+    if (!set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_TN>) ||
+        !set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_NN>) ||
+        !set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_NT>))
       return 0;
 #if GS_BF16P_CLUSTER == 2
-    if (cudaFuncSetAttribute(gemm_bf16_tn_persistent_kernel<2>,
-                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)kSmemBytes) != cudaSuccess)
+    if (!set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_TN>) ||
+        !set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_NN>) ||
+        !set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_NT>))
       return 0;
 #endif
     attr_done[dev] = 1;
@@ -541,7 +686,7 @@ static int device_setup(int dev, int *sms, int *max_clusters) {
     cfg.attrs = attr;
     cfg.numAttrs = 1;
     int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, gemm_bf16_tn_persistent_kernel<2>, &cfg) !=
+    if (cudaOccupancyMaxActiveClusters(&n, gemm_bf16_persistent_kernel<2, LAY_TN>, &cfg) !=
             cudaSuccess ||
         n <= 0) {
       (void)cudaGetLastError();
@@ -569,10 +714,15 @@ extern "C" int gs_gemm_bf16_wgmma_persistent_supports(int64_t m, int64_t n, int6
   if (m % GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_M || n % GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_N ||
       k % GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_K)
     return 0;
-  if (trans_a != 1 || trans_b != 0) return 0;          /* TN only */
+  /* TN (A stored k x m, B k x n), NN (A m x k, B k x n), NT (A m x k,
+   * B n x k); not TT. The stored rows bound the leading dims. */
+  const int tn = trans_a == 1 && trans_b == 0, nn = trans_a == 0 && trans_b == 0,
+            nt = trans_a == 0 && trans_b == 1;
+  if (!tn && !nn && !nt) return 0;
   if ((m / Cfg::BM) * (n / Cfg::BN) >= lim) return 0; /* tile indices are int */
   if (!A || !B || !aligned16(A) || !aligned16(B)) return 0;
-  if (lda % ldal || ldb % ldal || lda < k || ldb < k) return 0;
+  if (lda % ldal || ldb % ldal) return 0;
+  if (lda < (tn ? k : m) || ldb < (nt ? n : k)) return 0;
   if (lda >= ld_lim || ldb >= ld_lim) return 0;
   if (check_c) {
     if (!C || !aligned16(C) || ldc % ldal || ldc < m || ldc >= ld_lim) return 0;
@@ -601,9 +751,15 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
    * known). D: store boxes of 64 (m) x EPI_N (n), 128-byte
    * swizzle (one 128-byte row per column). C: L2 prefetch boxes of 64 x 256,
    * only when C may be read (else the D map stands in, never used). */
+  const int lay = a->trans_a ? LAY_TN : a->trans_b ? LAY_NT : LAY_NN; /* supports() checked */
+  const bool a_mn = lay != LAY_TN, b_mn = lay == LAY_NT;
+  /* MN-major A (NN, NT): boxes of 64 (m) x BK (k), 128-byte swizzle, BM / 64
+   * per stage; MN-major B (NT): 64 (n) x BK, BN / 64 per stage. */
   CUtensorMap tmA, tmB, tmD, tmC;
-  if (!encode_2d(enc, &tmA, a->A, a->k, a->m, a->lda, Cfg::BK, Cfg::BM, CU_TENSOR_MAP_SWIZZLE_128B,
-                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B) ||
+  if (!(a_mn ? encode_2d(enc, &tmA, a->A, a->m, a->k, a->lda, MN_BOX, Cfg::BK,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+             : encode_2d(enc, &tmA, a->A, a->k, a->m, a->lda, Cfg::BK, Cfg::BM,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)) ||
       !encode_2d(enc, &tmD, a->D, a->m, a->n, a->ldd, Cfg::WG_M, Cfg::EPI_N,
                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE))
     return GS_K_LAUNCH_FAILED;
@@ -634,14 +790,23 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
     return GS_K_LAUNCH_FAILED;
   /* Clusters of 2 (cluster build only) when the tile rows pair up. */
   const int cl = (max_clusters > 0 && p.tiles_m % 2 == 0) ? 2 : 1;
-  if (!encode_2d(enc, &tmB, a->B, a->k, a->n, a->ldb, Cfg::BK, Cfg::BN / cl,
-                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B))
+  if (!(b_mn ? encode_2d(enc, &tmB, a->B, a->n, a->k, a->ldb, MN_BOX, Cfg::BK,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+             : encode_2d(enc, &tmB, a->B, a->k, a->n, a->ldb, Cfg::BK, Cfg::BN / cl,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)))
     return GS_K_LAUNCH_FAILED;
 
   if (cl == 1) {
     const unsigned grid = (unsigned)(p.num_tiles < sms ? p.num_tiles : sms);
-    gemm_bf16_tn_persistent_kernel<1>
-        <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
+    if (lay == LAY_TN)
+      gemm_bf16_persistent_kernel<1, LAY_TN>
+          <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
+    else if (lay == LAY_NN)
+      gemm_bf16_persistent_kernel<1, LAY_NN>
+          <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
+    else
+      gemm_bf16_persistent_kernel<1, LAY_NT>
+          <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
   } else {
 #if GS_BF16P_CLUSTER == 2
     const int pairs = p.num_tiles / 2;
@@ -658,9 +823,14 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
     cfg.stream = a->stream;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    if (cudaLaunchKernelEx(&cfg, gemm_bf16_tn_persistent_kernel<2>, tmA, tmB, tmD, tmC, p) !=
-        cudaSuccess)
-      return GS_K_LAUNCH_FAILED;
+    const cudaError_t le =
+        lay == LAY_TN   ? cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_TN>, tmA,
+                                             tmB, tmD, tmC, p)
+        : lay == LAY_NN ? cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_NN>, tmA,
+                                             tmB, tmD, tmC, p)
+                        : cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_NT>, tmA,
+                                             tmB, tmD, tmC, p);
+    if (le != cudaSuccess) return GS_K_LAUNCH_FAILED;
 #endif
   }
   return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;

@@ -1,13 +1,16 @@
 /* BF16 GEMM on Hopper tensor cores, persistent grid (TMA + wgmma,
  * warp-specialized, mbarrier pipeline, epilogue through shared memory and
- * TMA stores, overlapped with the next tile's loads), layout TN, FP32
- * accumulation, BF16 output; see kernels/gemm_bf16_wgmma_persistent.cu for
- * the technique and kernels/gemm_bf16_wgmma_persistent.NOTES.md for the
- * design reasoning and what has (not yet) been verified. sm_90a only.
+ * TMA stores, overlapped with the next tile's loads), layouts TN, NN and
+ * NT, FP32 accumulation, BF16 output; see
+ * kernels/gemm_bf16_wgmma_persistent.cu for the technique and
+ * kernels/gemm_bf16_wgmma_persistent.NOTES.md for the design reasoning and
+ * the measurements. sm_90a only.
  *
- * Same class and contract as gemm_bf16_wgmma.h (the non-persistent kernel of
- * stage 1/2): a caller may route a problem to either launcher; both refuse
- * exactly the same problems (plus ldd >= 2^39 here: D is written by TMA). */
+ * For layout TN the class and contract are those of gemm_bf16_wgmma.h (the
+ * non-persistent kernel of stage 1): a TN problem may go to either launcher,
+ * both refuse exactly the same TN problems (plus ldd >= 2^39 here: D is
+ * written by TMA), and they give the same bits. NN and NT are handled here
+ * only. */
 #ifndef GS_GEMM_BF16_WGMMA_PERSISTENT_H
 #define GS_GEMM_BF16_WGMMA_PERSISTENT_H
 
@@ -19,18 +22,23 @@ extern "C" {
 
 /* The class gs_gemm_bf16_wgmma_persistent_launch handles (everything else is
  * refused with GS_K_UNSUPPORTED, never launched):
- *   layout TN only: trans_a == 1, trans_b == 0 (cuBLAS column-major:
- *     D[m,n] = alpha * A^T B + beta * C, A stored k x m with lda >= k,
- *     B stored k x n with ldb >= k: both operands contiguous along k);
+ *   layouts (cuBLAS column-major, D[m,n] = alpha * op(A) op(B) + beta * C):
+ *     TN: trans_a == 1, trans_b == 0: A stored k x m (lda >= k), B stored
+ *         k x n (ldb >= k);
+ *     NN: trans_a == 0, trans_b == 0: A stored m x k (lda >= m), B stored
+ *         k x n (ldb >= k);
+ *     NT: trans_a == 0, trans_b == 1: A stored m x k (lda >= m), B stored
+ *         n x k (ldb >= n);
+ *     TT is refused;
  *   A, B, C, D, bias: CUDA_R_16BF (bf16); accumulation and alpha/beta FP32;
  *   m % 128 == 0, n % 256 == 0, k % 64 == 0, all > 0 and < 2^31;
  *   A, B, C, D, bias (when used) 16-byte aligned;
  *   lda, ldb, ldc, ldd multiples of 8 elements (16 bytes), at least the
- *     stored rows (lda, ldb >= k; ldc, ldd >= m), all < 2^39 elements
+ *     stored rows (as above; ldc, ldd >= m), all < 2^39 elements
  *     (TMA strides are below 2^40 bytes);
  *   any alpha/beta, host values or device pointers (scalars_on_device);
  *   bias: NULL or m bf16 values added to every column (cuBLASLt BIAS:
- *     D = alpha * A^T B + beta * C + bias);
+ *     D = alpha * op(A) op(B) + beta * C + bias; any of the three layouts);
  *   D may alias C exactly (same pointer, same ld).
  * C is read only when beta != 0 (C and ldc are ignored otherwise; with
  * device scalars beta is read on the device and C is checked by the
@@ -38,8 +46,8 @@ extern "C" {
  * Numerics: FP32 accumulation in the tensor cores, then
  * alpha*acc (+ beta*C with one FMA) (+ bias), rounded once (RN) to bf16: the
  * same operations in the same order as gs_gemm_bf16_wgmma_launch, and the
- * same k order inside the tensor cores, so the two kernels are expected to
- * give the same bits (to be confirmed on the device, see the NOTES).
+ * same k order inside the tensor cores: for TN the two kernels give the
+ * same bits (measured, see the NOTES).
  * Requires an sm_90 device (the caller checks the arch: the cubin is
  * sm_90a only, so elsewhere the launch fails with GS_K_LAUNCH_FAILED). */
 #define GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_M 128

@@ -703,7 +703,17 @@ static int selftest(cublasHandle_t h) {
 }
 
 /* ------------------------------------------------------- selftest, bf16 */
-/* The bf16_wgmma contract battery: TN only (the kernel's class). Each case
+/* 1 if the linked bf16 kernel handles layout (ta, tb) at all (a minimal,
+ * aligned problem with tight leading dims). */
+static int bf16_layout_supported(int ta, int tb) {
+  Problem p = make_problem(128, 256, 64, ta, tb);
+  return gs_gemm_bf16_wgmma_supports(p.m, p.n, p.k, ta, tb, (void *)256, p.lda, (void *)256,
+                                     p.ldb, (void *)256, p.ldc, 0);
+}
+
+/* The bf16_wgmma contract battery, run for each of the layouts TN, NN and
+ * NT that the linked kernel supports (stage 1: TN only; the persistent
+ * kernel: all three); the unsupported ones must be refused. Each case
  * is checked against the FP64 reference (inputs are exact bf16 values) and
  * against cuBLAS GemmEx's own error on the same problem: ours must be within
  * 1.5x of it. Bias cases (cuBLAS GemmEx has no bias) are judged against
@@ -791,6 +801,7 @@ static int selftest_bf16(cublasHandle_t h) {
     float alpha, beta;
     int dev_scalars, bias, alias;
     const char *what;
+    int ta = 1, tb = 0; /* TN unless set below */
   };
   std::vector<Case> list;
   const float ab[3][2] = {{1.f, 0.f}, {-0.5f, 1.f}, {2.f, 0.3f}};
@@ -820,10 +831,25 @@ static int selftest_bf16(cublasHandle_t h) {
       if (i < 12 ? (i % 3 == 0) : true) keep.push_back(list[i]);
     list.swap(keep);
   }
+  /* The battery above (TN) once per supported layout. */
+  const int lays[3][2] = {{1, 0}, {0, 0}, {0, 1}};
+  int lay_ok[3];
+  for (int l = 0; l < 3; ++l) lay_ok[l] = bf16_layout_supported(lays[l][0], lays[l][1]);
+  {
+    std::vector<Case> all;
+    for (int l = 0; l < 3; ++l)
+      if (lay_ok[l])
+        for (Case c : list) {
+          c.ta = lays[l][0];
+          c.tb = lays[l][1];
+          all.push_back(c);
+        }
+    list.swap(all);
+  }
 
   for (const Case &c : list) {
     ++cases;
-    Problem p = make_problem(c.m, c.n, c.k, 1, 0, c.pad);
+    Problem p = make_problem(c.m, c.n, c.k, c.ta, c.tb, c.pad);
     bf16 *A, *B, *C, *C0, *D, *Dc, *bias = nullptr;
     double *ref, *ref_nb = nullptr;
     int64_t nsamp = std::min<int64_t>(p.n, 256);
@@ -893,11 +919,11 @@ static int selftest_bf16(cublasHandle_t h) {
     double tol = 1.5 * ec;
     int ok = s == GS_K_OK && e <= tol && same && unwritten == 0;
     if (!ok) ++fails;
-    printf("selftest TN m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g %s%s%s(%s): err %.3e "
+    printf("selftest %s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g %s%s%s(%s): err %.3e "
            "(cublas %.3e%s) %s%s%s\n",
-           (long long)c.m, (long long)c.n, (long long)c.k, (long long)c.pad, c.alpha, c.beta,
-           c.dev_scalars ? "devscal " : "", c.bias ? "bias " : "", c.alias ? "alias " : "",
-           c.what, e, ec, c.bias ? ", no bias" : "", ok ? "ok" : "FAIL",
+           layout_name(c.ta, c.tb), (long long)c.m, (long long)c.n, (long long)c.k,
+           (long long)c.pad, c.alpha, c.beta, c.dev_scalars ? "devscal " : "",
+           c.bias ? "bias " : "", c.alias ? "alias " : "", c.what, e, ec, c.bias ? ", no bias" : "", ok ? "ok" : "FAIL",
            same ? "" : " (bits differ on rerun)", unwritten ? " (NaN/unwritten elements)" : "");
     fflush(stdout);
     cudaFree(A);
@@ -917,9 +943,11 @@ static int selftest_bf16(cublasHandle_t h) {
       int64_t m, n, k;
       const char *what;
     } bigs[] = {{131072, 256, 8448, "A"}, {128, 131072, 8448, "B"}, {32768, 33024, 64, "D"}};
+    for (int l = 0; l < 3; ++l)
     for (const Big &b : bigs) {
+      if (!lay_ok[l]) continue;
       ++cases;
-      Problem p = make_problem(b.m, b.n, b.k, 1, 0);
+      Problem p = make_problem(b.m, b.n, b.k, lays[l][0], lays[l][1]);
       bf16 *A, *B, *C, *D;
       double *ref;
       int64_t nsamp = std::min<int64_t>(p.n, 64);
@@ -943,9 +971,9 @@ static int selftest_bf16(cublasHandle_t h) {
       double ec = rel_err(p, D, p.ldc, ref, nsamp, dsums);
       int ok = s == GS_K_OK && e <= 1.5 * ec;
       if (!ok) ++fails;
-      printf("selftest big TN m=%lld n=%lld k=%lld (%s over 2 GiB: %.2f GiB): err %.3e (cublas "
+      printf("selftest big %s m=%lld n=%lld k=%lld (%s over 2 GiB: %.2f GiB): err %.3e (cublas "
              "%.3e) %s\n",
-             (long long)b.m, (long long)b.n, (long long)b.k, b.what,
+             layout_name(p.ta, p.tb), (long long)b.m, (long long)b.n, (long long)b.k, b.what,
              std::max(std::max(p.a_elems(), p.b_elems()), p.c_elems()) * (double)es / (1 << 30),
              e, ec, ok ? "ok" : "FAIL");
       fflush(stdout);
@@ -965,19 +993,38 @@ static int selftest_bf16(cublasHandle_t h) {
       int64_t m, n, k, lda;
       int ta, tb, off;
       const char *why;
-    } bads[] = {{128, 256, 64, 64, 0, 0, 0, "layout NN"},
-                {128, 256, 64, 64, 0, 1, 0, "layout NT"},
-                {128, 256, 64, 64, 1, 1, 0, "layout TT"},
-                {192, 256, 64, 64, 1, 0, 0, "m % 128"},
-                {128, 128, 64, 64, 1, 0, 0, "n % 256"},
-                {128, 256, 96, 96, 1, 0, 0, "k % 64"},
-                {128, 256, 64, 68, 1, 0, 0, "lda % 8"},
-                {128, 256, 64, 64, 1, 0, 4, "A misaligned"},
-                {128, 256, 128, 64, 1, 0, 0, "lda < k"}};
+      int64_t ldb = 0; /* 0: make_problem's */
+    };
+    std::vector<Bad> bads = {{128, 256, 64, 64, 1, 1, 0, "layout TT"},
+                             {192, 256, 64, 64, 1, 0, 0, "m % 128"},
+                             {128, 128, 64, 64, 1, 0, 0, "n % 256"},
+                             {128, 256, 96, 96, 1, 0, 0, "k % 64"},
+                             {128, 256, 64, 68, 1, 0, 0, "lda % 8"},
+                             {128, 256, 64, 64, 1, 0, 4, "A misaligned"},
+                             {128, 256, 128, 64, 1, 0, 0, "lda < k"}};
+    if (!lay_ok[1]) bads.push_back({128, 256, 64, 128, 0, 0, 0, "layout NN"});
+    if (!lay_ok[2]) bads.push_back({128, 256, 64, 128, 0, 1, 0, "layout NT"});
+    if (lay_ok[1]) {
+      bads.push_back({256, 256, 64, 128, 0, 0, 0, "NN lda < m"});
+      bads.push_back({128, 256, 64, 132, 0, 0, 0, "NN lda % 8"});
+      bads.push_back({128, 256, 96, 128, 0, 0, 0, "NN k % 64"});
+      bads.push_back({128, 128, 64, 128, 0, 0, 0, "NN n % 256"});
+    }
+    if (lay_ok[2]) {
+      Bad b1 = {128, 512, 64, 128, 0, 1, 0, "NT ldb < n"};
+      b1.ldb = 256;
+      bads.push_back(b1);
+      Bad b2 = {128, 256, 64, 128, 0, 1, 0, "NT ldb % 8"};
+      b2.ldb = 260;
+      bads.push_back(b2);
+      bads.push_back({128, 256, 64, 128, 0, 1, 4, "NT A misaligned"});
+      bads.push_back({192, 256, 64, 192, 0, 1, 0, "NT m % 128"});
+    }
     for (const Bad &b : bads) {
       ++cases;
       Problem p = make_problem(b.m, b.n, b.k, b.ta, b.tb);
       p.lda = b.lda;
+      if (b.ldb) p.ldb = b.ldb;
       gs_kstatus s =
           run_ours(p, X + b.off, X, X, X, p.ldc, 1.f, 0.f, nullptr, nullptr, nullptr, st);
       int sup = gs_gemm_bf16_wgmma_supports(p.m, p.n, p.k, p.ta, p.tb, X + b.off, p.lda, X, p.ldb,
