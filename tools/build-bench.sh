@@ -14,7 +14,9 @@
 # kernel (issue 5 stage 3) in place of kernels/gemm_bf16_wgmma.cu: it is
 # compiled with -DGS_BF16_PERSISTENT_AS_DEFAULT=1, which makes it export the
 # gs_gemm_bf16_wgmma_launch/_supports names the bench calls, so
-# `--kernel bf16_wgmma` then runs the persistent kernel. Use a NAME, e.g.
+# `--kernel bf16_wgmma` then runs the persistent kernel (layouts TN, NN and
+# NT: the bench's selftest battery and shape files then cover all three;
+# with the stage-1 kernel, TN only). Use a NAME, e.g.
 #   NAME=persist BF16_SRC=kernels/gemm_bf16_wgmma_persistent.cu sh tools/build-bench.sh
 # ptxas reports (registers, spills) go to build-bench/ptxas-<kernel>$SUFFIX.txt.
 # A debug build of the bf16 kernel (mbarrier waits that trap with a message
