@@ -5,25 +5,30 @@
  * B stored k x n (both contiguous along k, which TF32 wgmma requires), FP32
  * in and out.
  *
- * WRITTEN OFFLINE: nothing in this file has run on a GPU yet (see
- * gemm_f32_3xtf32.NOTES.md for what is unverified and the device commands).
+ * Measured on the H200 (2026-12-03, gemm_f32_3xtf32.NOTES.md): selftest 46
+ * of 46, compute-sanitizer memcheck and synccheck clean, ~103 TFLOP/s at
+ * 4096^3 and 8192^3 (2.05-2.08x cuBLAS SGEMM), error vs FP64 0.19-0.49x
+ * SGEMM's on randn data at K = 256 ... 16384.
  *
  * Numerics. Each operand value x = big + small (+ a residual below
  * 2^-22 |x|), big = TF32(x), small = TF32(x - big): kernels/tf32_split.h's
  * split, which its CPU tests check, here in a branch-free form proved
- * bit-identical to it over all 2^32 inputs (split_words below). A*B is
- * taken as
- * big*big + (cross_a*small_b + small_a*cross_b), where cross = big for
- * finite x and 0 for Inf/NaN (so a non-finite input reaches D through
- * big*big only and gives SGEMM's Inf/NaN pattern). The tensor cores
- * accumulate all three products of one K-chunk of 64 into a chunk
- * accumulator (wgmma scale-d = 0 starts each chunk, so no register reset);
- * the chunk is then added to the FP32 main accumulator with ordinary FADDs.
- * This bounds the tensor cores' own (truncating) accumulation to 64 terms.
+ * bit-identical to it over all 2^32 inputs (split_words below), and a
+ * 5-instruction form for "tame" values (|x| below 0x7f7ff000: finite, no
+ * rounding to Inf; split_fast, equal to split_words on all of them). A*B
+ * is taken as big*big + (cross_a*small_b + small_a*cross_b), where cross =
+ * big for finite x and 0 for Inf/NaN (so a non-finite input reaches D
+ * through big*big only and gives SGEMM's Inf/NaN pattern). The tensor
+ * cores accumulate the products of one K-step (a chunk of 32) into a chunk
+ * accumulator (wgmma scale-d = 0 starts each chunk), the 8 correction
+ * products first, while the accumulator is small, and the 4 big*big last:
+ * the tensor cores' truncating accumulation then costs 4 full-size
+ * roundings a chunk instead of ~11. The chunk is added to the FP32 main
+ * accumulator with ordinary FADDs.
  *
  * Technique (one per file):
- *   - Block tile 128 (m) x 128 (n), K-step 32, K-chunk 64 (2 steps);
- *     384 threads = 3 warpgroups, warp-specialized as in gemm_bf16_wgmma:
+ *   - Block tile 128 (m) x 128 (n), K-step = K-chunk = 32; 384 threads =
+ *     3 warpgroups, warp-specialized as in gemm_bf16_wgmma:
  *       warpgroup 0, the "split" group (setmaxnreg 56): thread 0 issues the
  *         TMA loads; all 128 threads turn the FP32 B tile into TF32 parts
  *         in shared memory (thread n takes B row n);
@@ -32,13 +37,12 @@
  *         each thread loads its FP32 A fragment from the TMA tile, splits
  *         it in registers, and feeds big/small/cross straight to wgmma.
  *     Per thread: 64 main + 64 chunk accumulators (m64n256 would need 256:
- *     it does not fit), 16 raw A values, 3 x 12 A-part registers live
- *     (2 wgmma groups left in flight, see below).
+ *     it does not fit), 16 raw A values, 32 A-part words (48 when the
+ *     step's A values are not all tame).
  *   - Why A in registers: with both operands in shared memory the split
  *     tiles of A would be written (3 x 16 KB a step) and read by wgmma
- *     again, and shared-memory traffic (~300 KB per K-step against ~1500
- *     tensor cycles) would bound the kernel below the tensor rate; from
- *     registers A costs one 16 KB read a step (estimate: ~208 KB a step).
+ *     again; from registers A costs one 16 KB read a step. (Measured at
+ *     8192^3: shared-memory pipe ~58% busy, tensor pipe ~65%.)
  *   - K permutation (free): a k8 instruction may take any 8 K indices as
  *     long as A and B agree. Instruction q (0..3) of a K-step uses raw k =
  *     8*(i%4) + 4*(i/4) + q for its K index i (0..7), so a thread's A values for
@@ -47,6 +51,15 @@
  *     matching permutation: a 4x4 register transpose of four raw 16-byte
  *     chunks into four stored chunks (same LDS/STS count as no
  *     permutation, conflict-free in the 128-byte swizzle).
+ *   - Tame tiles (the common case). The split group splits speculatively
+ *     with split_fast and redoes a half-row exactly when it held a value
+ *     that is not tame; a reduction over the 128 split threads (bar.red.or)
+ *     says whether any row of the B tile was, and only then is cross B
+ *     written (from big B); otherwise the consumers point the cross chain
+ *     at big B (cross == big for finite values). Consumers decide per
+ *     warpgroup and step (bar.red.or over the warpgroup: every wgmma must
+ *     be executed by the whole warpgroup) between split_fast and
+ *     split_words for their A values.
  *   - Shared memory (224 KB): a ring of S = 4 TMA stages (A 128x32 FP32 +
  *     B 128x32 FP32, 128-byte swizzle, 32 KB a stage) and a ring of P = 3
  *     part sets (B small, B cross: 32 KB a set). B's big part is written in
@@ -60,23 +73,16 @@
  *     fence.proxy.async: generic-proxy writes read by wgmma), pempty[p]
  *     (8 consumer-warp arrivals once wgmma_wait shows the step's wgmmas
  *     done). Consumers wait full (for A) and pfull (for B's parts).
- *   - Consumer pipeline: per K-step 4 substeps; substep q: wait until at
- *     most 2 wgmma groups are in flight (bounds the live A-part registers),
- *     split 4 A values into 12 words, wgmma.fence, 3 wgmmas
- *     (cross_a x small_b, small_a x cross_b, big_a x big_b), commit. At a
- *     chunk's end: wait for all, release, 64 FADDs into the main
- *     accumulator. The two consumer warpgroups are independent, so one's
- *     chunk-end drain is covered by the other's wgmmas.
+ *   - Consumer step: split the 16 A values (4 substeps x 4 values x 3
+ *     words), wait pfull, take the issue turn (named barrier; the two
+ *     consumers alternate, so one's drain is covered by the other's queued
+ *     wgmmas), 12 wgmmas in one group, hand the turn over, load and vote on
+ *     the next step's A, drain, release the part set, 64 FADDs.
  *   - Epilogue through the drained TMA ring: accumulators staged
  *     column-major (column pitch 68 floats: conflict-free fragment writes),
  *     then runs of 4 rows per thread: alpha * acc (+ beta * C when
  *     beta != 0) (+ bias), 16-byte loads and stores, a warp writing two
  *     256-byte column segments. C is never read when beta == 0.
- *   - Issue budget (static SASS counts, per SM sub-partition per K-step,
- *     against 1536 tensor cycles at full rate): each consumer warp ~352
- *     instructions (16 splits), the split warp ~634 (32 splits, 8 LDS.128,
- *     24 STS.128): ~1340, so the split's arithmetic, not the tensor
- *     cores, is the first thing to watch on the device.
  *   - Grouped tile raster (GROUP_M tile rows share B panels in L2).
  *     Non-persistent grid, one CTA per SM. No atomics, no split-K:
  *     deterministic bits.
@@ -97,6 +103,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #if defined(GS_DEBUG_WAIT) && !defined(GS_SM90_BOUNDED_WAIT)
 #define GS_SM90_BOUNDED_WAIT 1
 #endif
@@ -110,12 +118,32 @@ using namespace gs_sm90;
 
 /* GS_3XTF32_* macros exist only for tuning and diagnostic builds
  * (tools/build-bench-3xtf32.sh EXTRA_FLAGS); the library builds the
- * defaults (all variants below build without spills):
+ * defaults. What each variant measured is in gemm_f32_3xtf32.NOTES.md.
  *   GS_3XTF32_CHUNK_STEPS  K-steps of 32 per tensor-core accumulation chunk
- *                          (2: chunks of 64, the issue's measured choice;
- *                          1, 4, 8: chunks of 32, 128, 256: more or fewer
- *                          drains, less or more tensor-core rounding);
- *   GS_3XTF32_INFLIGHT     wgmma groups (substeps) left in flight at each
+ *                          (1 by default: chunks of 32; 2, 4, 8 need
+ *                          GS_3XTF32_V2=0);
+ *   GS_3XTF32_FAST         1 (default): split_fast for tame values, cross B
+ *                          written only for tiles with a non-tame value;
+ *                          0: split_words everywhere, cross B always (the
+ *                          first version);
+ *   GS_3XTF32_SPEC         split group: 1 (default) splits speculatively
+ *                          with split_fast and redoes a non-tame half-row;
+ *                          0 checks first, then takes one of the two paths;
+ *   GS_3XTF32_V2           consumer loop: 1 (default with CHUNK_STEPS 1 and
+ *                          FAST) one chunk per K-step, its 12 wgmmas issued
+ *                          together (split first), next A loaded before the
+ *                          drain; 0: the first version's chunk loop, with
+ *                          per-substep groups;
+ *   GS_3XTF32_ORDER        V2: 1 (default) the 8 correction products before
+ *                          the 4 big*big ones; 0 interleaved per substep;
+ *   GS_3XTF32_PINGPONG     V2: 1 (default) the two consumers take turns
+ *                          issuing their steps' wgmmas (named barriers 5, 6);
+ *   GS_3XTF32_INTERLEAVE   V2: split substep j just before its wgmmas
+ *                          instead of all four first (0 by default);
+ *   GS_3XTF32_DEFER_BIG    V2=0: the big*big wgmmas of a step after all its
+ *                          corrections (the ORDER idea in the first
+ *                          version's loop; 0 by default, not yet measured);
+ *   GS_3XTF32_INFLIGHT     V2=0: wgmma groups left in flight at each
  *                          substep's wait (0..3; 2 by default);
  *   GS_3XTF32_SPLIT_REGS / _CONSUMER_REGS  the setmaxnreg split (56/224;
  *                          40/232 spills in the split group);
@@ -124,7 +152,7 @@ using namespace gs_sm90;
 #define GS_3XTF32_GROUP_M 8
 #endif
 #ifndef GS_3XTF32_CHUNK_STEPS
-#define GS_3XTF32_CHUNK_STEPS 2
+#define GS_3XTF32_CHUNK_STEPS 1
 #endif
 #ifndef GS_3XTF32_SPLIT_REGS
 #define GS_3XTF32_SPLIT_REGS 56
@@ -134,6 +162,31 @@ using namespace gs_sm90;
 #endif
 #ifndef GS_3XTF32_INFLIGHT
 #define GS_3XTF32_INFLIGHT 2
+#endif
+#ifndef GS_3XTF32_FAST
+#define GS_3XTF32_FAST 1
+#endif
+#ifndef GS_3XTF32_V2
+#if GS_3XTF32_CHUNK_STEPS == 1 && GS_3XTF32_FAST
+#define GS_3XTF32_V2 1
+#else
+#define GS_3XTF32_V2 0
+#endif
+#endif
+#ifndef GS_3XTF32_SPEC
+#define GS_3XTF32_SPEC 1
+#endif
+#ifndef GS_3XTF32_INTERLEAVE
+#define GS_3XTF32_INTERLEAVE 0
+#endif
+#ifndef GS_3XTF32_DEFER_BIG
+#define GS_3XTF32_DEFER_BIG 0
+#endif
+#ifndef GS_3XTF32_ORDER
+#define GS_3XTF32_ORDER 1
+#endif
+#ifndef GS_3XTF32_PINGPONG
+#define GS_3XTF32_PINGPONG 1
 #endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
@@ -169,9 +222,9 @@ static_assert(Cfg::INFLIGHT >= 0 && Cfg::INFLIGHT < Cfg::KSUB,
               "substep j reuses register set j: its last group (one K-step back) must retire");
 static_assert(Cfg::SPLIT_REGS * 128 + Cfg::CONSUMER_REGS * 128 * Cfg::CONSUMERS <= 65536,
               "setmaxnreg budgets fit the register file");
-static_assert(Cfg::SPLIT_REGS * 128 + Cfg::CONSUMER_REGS * 128 * Cfg::CONSUMERS ==
+static_assert(Cfg::SPLIT_REGS * 128 + Cfg::CONSUMER_REGS * 128 * Cfg::CONSUMERS <=
                   168 * Cfg::THREADS,
-              "the budgets re-balance exactly the 168 registers a 384-thread CTA starts with");
+              "the budgets fit in the 168 registers a 384-thread CTA starts with");
 static_assert((Cfg::EPI_LD * 2) % 32 == 8, "staged column pitch: fragment writes conflict-free");
 static_assert((Cfg::EPI_LD * 4) % 16 == 0, "staged columns keep float4 alignment");
 static_assert(GS_GEMM_F32_3XTF32_ALIGN_M % Cfg::BM == 0, "documented m class");
@@ -190,6 +243,7 @@ struct Smem {
   uint64_t full[Cfg::S];
   uint64_t pfull[Cfg::P];
   uint64_t pempty[Cfg::P];
+  uint32_t pwild[Cfg::P]; /* GS_3XTF32_FAST: part set's cross tile written (B has a non-tame value) */
 };
 static_assert(sizeof(float) * Cfg::BM * Cfg::BK == Cfg::A_BYTES, "");
 static_assert(Cfg::A_BYTES % 1024 == 0 && Cfg::B_BYTES % 1024 == 0,
@@ -265,6 +319,51 @@ __host__ __device__ __forceinline__ Words split_words(float x) {
   return w;
 }
 // END gs_3xtf32_split_words
+
+/* The fast form of split_words for a "tame" value: |x| < 0x7f7ff000 (finite,
+ * and its TF32 rounding does not reach Inf). Then the rounding needs no
+ * clamp, no sign handling (the carry never reaches the sign bit) and no
+ * NaN rule, and cross == big: 5 instructions instead of ~14. Equal to
+ * split_words for every tame input (checked for all of them on the CPU,
+ * see the NOTES). */
+// BEGIN gs_3xtf32_split_fast
+#define kTameLimit 0x7f7ff000u /* |x| bits below this: tame */
+__host__ __device__ __forceinline__ Words split_fast(float x) {
+  const uint32_t r = (gs_tf32_bits(x) + (1u << (GS_TF32_DROP_BITS - 1))) & ~GS_TF32_LOW_MASK;
+  const uint32_t d = gs_tf32_bits(x - gs_tf32_float(r));
+  Words w;
+  w.big = r;
+  w.small = (d + (1u << (GS_TF32_DROP_BITS - 1))) & ~GS_TF32_LOW_MASK;
+  w.cross = r;
+  return w;
+}
+// END gs_3xtf32_split_fast
+/* max(m, |x|), NaN if either is NaN (max.NaN): a running "is everything
+ * tame" test at one FMNMX a value; tame(m) is false for NaN and Inf. */
+__device__ __forceinline__ float max_abs_nan(float m, float x) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(m), "f"(fabsf(x)));
+  return r;
+}
+__device__ __forceinline__ bool tame(float m) { return m < __uint_as_float(kTameLimit); }
+
+/* Arrive at named barrier `id` (of `count` threads) without waiting. */
+__device__ __forceinline__ void named_barrier_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+/* OR of `pred` over the `count` threads that meet at named barrier `id`. */
+__device__ __forceinline__ uint32_t bar_red_or(int id, int count, uint32_t pred) {
+  uint32_t r;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\n"
+      "barrier.cta.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"(pred), "r"(id), "r"(count)
+      : "memory");
+  return r;
+}
 
 /* Pin values in registers at this point of the program: the split of a
  * substep is not hoisted above the wgmma wait that frees its registers. */
@@ -349,6 +448,119 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       }
       mbar_wait(&sm.full[s], (t / Cfg::S) & 1u, TAG_FULL_SPLIT);
 
+#if GS_3XTF32_FAST
+      float *brow = sm.b[s] + n * Cfg::BK; /* raw in, big out (in place) */
+      float *srow = sm.bs[q] + n * Cfg::BK;
+      float *crow = sm.bc[q] + n * Cfg::BK;
+      uint32_t wild = 0; /* this row has a value that is not tame */
+#if GS_3XTF32_SPEC
+      /* Speculative: split every value with split_fast and store, while a
+       * tree of max.NaN decides (off the critical path) whether the half-row
+       * was tame; if not (rare), split it again exactly (split_words) and
+       * overwrite the same addresses (same thread: program order). */
+#pragma unroll 1
+      for (int h = 0; h < 2; ++h) {
+        float4 r[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) r[e] = ld_shared_f4(brow + (((2 * e + h) ^ sw) << 2));
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          uint4 vb, vs;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const Words w = split_fast(f4_at(r[e], j));
+            u4_set(vb, e, w.big);
+            u4_set(vs, e, w.small);
+          }
+          const int off = ((2 * j + h) ^ sw) << 2;
+          st_shared_u4(brow + off, vb);
+          st_shared_u4(srow + off, vs);
+        }
+        float m4[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          m4[e] = max_abs_nan(max_abs_nan(fabsf(r[e].x), r[e].y),
+                              max_abs_nan(fabsf(r[e].z), r[e].w));
+        if (!tame(max_abs_nan(max_abs_nan(m4[0], m4[1]), max_abs_nan(m4[2], m4[3])))) {
+          wild = 1;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            uint4 vb, vs;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const Words w = split_words(f4_at(r[e], j));
+              u4_set(vb, e, w.big);
+              u4_set(vs, e, w.small);
+            }
+            const int off = ((2 * j + h) ^ sw) << 2;
+            st_shared_u4(brow + off, vb);
+            st_shared_u4(srow + off, vs);
+          }
+        }
+      }
+#else
+#pragma unroll 1
+      for (int h = 0; h < 2; ++h) {
+        /* The same chunk permutation as below (#else). */
+        float4 r[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) r[e] = ld_shared_f4(brow + (((2 * e + h) ^ sw) << 2));
+        float mx = 0.f;
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) mx = max_abs_nan(mx, f4_at(r[e], j));
+        if (tame(mx)) {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            uint4 vb, vs;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const Words w = split_fast(f4_at(r[e], j));
+              u4_set(vb, e, w.big);
+              u4_set(vs, e, w.small);
+            }
+            const int off = ((2 * j + h) ^ sw) << 2;
+            st_shared_u4(brow + off, vb);
+            st_shared_u4(srow + off, vs);
+          }
+        } else {
+          wild = 1;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            uint4 vb, vs;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const Words w = split_words(f4_at(r[e], j));
+              u4_set(vb, e, w.big);
+              u4_set(vs, e, w.small);
+            }
+            const int off = ((2 * j + h) ^ sw) << 2;
+            st_shared_u4(brow + off, vb);
+            st_shared_u4(srow + off, vs);
+          }
+        }
+      }
+#endif
+      /* Cross B equals big B unless some value of the tile is non-finite:
+       * the consumers then read big B in its place, and the cross tile is
+       * written only for a tile with a value that is not tame (rare), from
+       * big (cross = big where finite, 0 where Inf/NaN: big is non-finite
+       * exactly for non-finite x). */
+      wild = bar_red_or(4, Cfg::SPLIT_THREADS, wild);
+      if (wild) {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) {
+          uint4 v = *reinterpret_cast<const uint4 *>(brow + 4 * c);
+          v.x = (v.x & 0x7f800000u) == 0x7f800000u ? 0u : v.x;
+          v.y = (v.y & 0x7f800000u) == 0x7f800000u ? 0u : v.y;
+          v.z = (v.z & 0x7f800000u) == 0x7f800000u ? 0u : v.z;
+          v.w = (v.w & 0x7f800000u) == 0x7f800000u ? 0u : v.w;
+          st_shared_u4(crow + 4 * c, v);
+        }
+      }
+      if (n == 0) sm.pwild[q] = wild;
+#else
       float *brow = sm.b[s] + n * Cfg::BK; /* raw in, big out (in place) */
       float *srow = sm.bs[q] + n * Cfg::BK;
       float *crow = sm.bc[q] + n * Cfg::BK;
@@ -377,6 +589,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
           st_shared_u4(crow + off, vc);
         }
       }
+#endif
       /* Generic-proxy writes, read next by wgmma (async proxy). */
       fence_proxy_async_smem();
       mbar_arrive(&sm.pfull[q]);
@@ -408,6 +621,155 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     chk[i] = 0.f;
   }
 
+#if GS_3XTF32_V2
+  /* One K-step is one chunk. Per step: split all 16 A values (12 words x 4
+   * substeps), wait for B's parts, then (GS_3XTF32_PINGPONG) take the
+   * issue turn, issue the step's 12 wgmmas in one group, hand the turn to
+   * the other consumer, load the next step's A, drain, release, add.
+   * Order inside the step (GS_3XTF32_ORDER 1): the 8 correction products
+   * first, while the chunk accumulator is small (the tensor cores' own
+   * truncation then costs ~2^-11 of the result each), the 4 big*big last:
+   * 4 full-size accumulations per chunk instead of ~11. */
+  static_assert(Cfg::CHUNK_STEPS == 1, "GS_3XTF32_V2: one K-step per chunk");
+  static_assert(GS_3XTF32_FAST, "GS_3XTF32_V2 builds on GS_3XTF32_FAST");
+  float x[16];
+  auto load_a = [&](int st) {
+    const float *at = sm.a[st];
+    const float4 v0 = ld_shared_f4(at + oa0), v1 = ld_shared_f4(at + oa1);
+    const float4 v2 = ld_shared_f4(at + ob0), v3 = ld_shared_f4(at + ob1);
+    x[0] = v0.x; x[1] = v0.y; x[2] = v0.z; x[3] = v0.w;
+    x[4] = v1.x; x[5] = v1.y; x[6] = v1.z; x[7] = v1.w;
+    x[8] = v2.x; x[9] = v2.y; x[10] = v2.z; x[11] = v2.w;
+    x[12] = v3.x; x[13] = v3.y; x[14] = v3.z; x[15] = v3.w;
+  };
+  /* All 16 values of every thread of this consumer warpgroup tame: the
+   * whole warpgroup takes the fast path. Decided per warpgroup (barrier
+   * 7 + cw, a reduction over its 128 threads), not per warp, because the
+   * two paths hold different wgmma instructions and every wgmma must be
+   * executed by the whole warpgroup (.sync.aligned). A tree of max.NaN
+   * (4 chains) keeps the latency short. */
+  auto all_tame = [&]() {
+    float m0_ = 0.f, m1_ = 0.f, m2_ = 0.f, m3_ = 0.f;
+#pragma unroll
+    for (int i = 0; i < 16; i += 4) {
+      m0_ = max_abs_nan(m0_, x[i]);
+      m1_ = max_abs_nan(m1_, x[i + 1]);
+      m2_ = max_abs_nan(m2_, x[i + 2]);
+      m3_ = max_abs_nan(m3_, x[i + 3]);
+    }
+    const float mx = max_abs_nan(max_abs_nan(m0_, m1_), max_abs_nan(m2_, m3_));
+    return bar_red_or(7 + cw, 128, !tame(mx)) == 0;
+  };
+#if GS_3XTF32_PINGPONG
+  /* Issue turns: consumer c takes its turn at barrier 5 + c (its own
+   * threads sync, the other consumer's arrive); consumer 1 owes consumer 0
+   * the first turn. Consumer 1 skips its last hand-over (nobody takes it). */
+  if (cw == 1) named_barrier_arrive(5, 256);
+#endif
+  int s = 0, q = 0;
+  uint32_t s_ph = 0, q_ph = 0;
+  mbar_wait(&sm.full[0], 0, TAG_FULL_CONS);
+  load_a(0);
+  bool fast = all_tame();
+  auto step = [&](auto fast_tag, int kt) {
+    constexpr bool FAST = decltype(fast_tag)::value;
+    /* wgmma A fragment of substep j: a0 (g, tq), a1 (g+8, tq), a2 (g, tq+4),
+     * a3 (g+8, tq+4) in the substep's K order: raw k 8tq + j (a0, a1) and
+     * 8tq + 4 + j (a2, a3). */
+    uint32_t a_big[4][4], a_sml[4][4], a_crs[4][4];
+    /* All 12 words of substep j exist before its wgmma_fence (else the
+     * compiler sinks some between the wgmmas and ptxas injects fences). */
+    auto split_sub = [&](int j) {
+      const float v[4] = {x[j], x[8 + j], x[4 + j], x[12 + j]};
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const Words w = FAST ? split_fast(v[r]) : split_words(v[r]);
+        a_big[j][r] = w.big;
+        a_sml[j][r] = w.small;
+        a_crs[j][r] = FAST ? w.big : w.cross;
+      }
+      reg_pin4u(a_big[j]);
+      reg_pin4u(a_sml[j]);
+      if (!FAST) reg_pin4u(a_crs[j]);
+    };
+#if !GS_3XTF32_INTERLEAVE
+#pragma unroll
+    for (int j = 0; j < 4; ++j) split_sub(j);
+#endif
+    mbar_wait(&sm.pfull[q], q_ph, TAG_PFULL);
+    const uint64_t d_big = smem_desc_sw128_kmajor(sm.b[s]);
+    const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
+    /* No Inf/NaN in this B tile: cross B is big B, not written. */
+    const uint64_t d_crs = sm.pwild[q] ? smem_desc_sw128_kmajor(sm.bc[q]) : d_big;
+#if GS_3XTF32_PINGPONG
+    named_barrier_sync(5 + cw, 256);
+#endif
+#if GS_3XTF32_ORDER
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#if GS_3XTF32_INTERLEAVE
+      split_sub(j);
+      wgmma_fence();
+#else
+      if (j == 0) wgmma_fence();
+#endif
+      wgmma_m64n128k8_tf32_rs(chk, FAST ? a_big[j] : a_crs[j], smem_desc_advance(d_sml, 32 * j),
+                              j == 0 ? 0 : 1);
+      wgmma_m64n128k8_tf32_rs(chk, a_sml[j], smem_desc_advance(d_crs, 32 * j), 1);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      wgmma_m64n128k8_tf32_rs(chk, a_big[j], smem_desc_advance(d_big, 32 * j), 1);
+#else
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#if GS_3XTF32_INTERLEAVE
+      split_sub(j);
+      wgmma_fence();
+#else
+      if (j == 0) wgmma_fence();
+#endif
+      wgmma_m64n128k8_tf32_rs(chk, FAST ? a_big[j] : a_crs[j], smem_desc_advance(d_sml, 32 * j),
+                              j == 0 ? 0 : 1);
+      wgmma_m64n128k8_tf32_rs(chk, a_sml[j], smem_desc_advance(d_crs, 32 * j), 1);
+      wgmma_m64n128k8_tf32_rs(chk, a_big[j], smem_desc_advance(d_big, 32 * j), 1);
+    }
+#endif
+    wgmma_commit();
+#if GS_3XTF32_PINGPONG
+    if (cw == 0 || kt + 1 < KT) named_barrier_arrive(6 - cw, 256);
+#endif
+    const int q_used = q;
+    if (++s == Cfg::S) {
+      s = 0;
+      s_ph ^= 1u;
+    }
+    if (++q == Cfg::P) {
+      q = 0;
+      q_ph ^= 1u;
+    }
+    /* The next step's A while this step's wgmmas run. */
+    if (kt + 1 < KT) {
+      mbar_wait(&sm.full[s], s_ph, TAG_FULL_CONS);
+      load_a(s);
+      fast = all_tame();
+    }
+    /* Drain, release this step's part set (and TMA stage), add the chunk to
+     * the main accumulator (FP32, round to nearest). */
+    wgmma_wait<0>();
+    wgmma_reg_fence(chk);
+    if (lane == 0) mbar_arrive(&sm.pempty[q_used]);
+#pragma unroll
+    for (int i = 0; i < Cfg::ACC; ++i) acc[i] += chk[i];
+  };
+#pragma unroll 1
+  for (int kt = 0; kt < KT; ++kt) {
+    if (fast)
+      step(std::true_type{}, kt);
+    else
+      step(std::false_type{}, kt);
+  }
+#else
   /* Outer loop over K-chunks, inner (unrolled) over the chunk's K-steps:
    * the loop's back edge always follows a chunk drain (wgmma_wait<0>), so
    * no wgmma is in flight across it. */
@@ -433,11 +795,27 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         x[8] = v2.x; x[9] = v2.y; x[10] = v2.z; x[11] = v2.w;
         x[12] = v3.x; x[13] = v3.y; x[14] = v3.z; x[15] = v3.w;
       }
+#if GS_3XTF32_FAST
+      /* The whole warp takes the fast split when all its A values of this
+       * step are tame (warp-uniform: no divergence inside the substeps). */
+      float mx = 0.f;
+#pragma unroll
+      for (int i = 0; i < 16; ++i) mx = max_abs_nan(mx, x[i]);
+      const bool fast = __all_sync(0xffffffffu, tame(mx));
+#endif
       mbar_wait(&sm.pfull[q], q_ph, TAG_PFULL);
       const uint64_t d_big = smem_desc_sw128_kmajor(sm.b[s]);
       const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
+#if GS_3XTF32_FAST
+      /* No Inf/NaN in this B tile: cross B is big B, not written. */
+      const uint64_t d_crs = sm.pwild[q] ? smem_desc_sw128_kmajor(sm.bc[q]) : d_big;
+#else
       const uint64_t d_crs = smem_desc_sw128_kmajor(sm.bc[q]);
+#endif
 
+#if GS_3XTF32_DEFER_BIG
+      uint32_t big_keep[Cfg::KSUB][4];
+#endif
 #pragma unroll
       for (int j = 0; j < Cfg::KSUB; ++j) {
         /* Bound the A-part registers in flight: at most INFLIGHT (2) groups
@@ -456,8 +834,23 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         /* wgmma A fragment of substep j: a0 (g, tq), a1 (g+8, tq), a2 (g, tq+4),
          * a3 (g+8, tq+4) in the substep's K order, i.e. raw k 8tq + j (a0,
          * a1) and 8tq + 4 + j (a2, a3). */
+#if GS_3XTF32_FAST
+        Words w0, w1, w2, w3;
+        if (fast) {
+          w0 = split_fast(x[j]);
+          w1 = split_fast(x[8 + j]);
+          w2 = split_fast(x[4 + j]);
+          w3 = split_fast(x[12 + j]);
+        } else {
+          w0 = split_words(x[j]);
+          w1 = split_words(x[8 + j]);
+          w2 = split_words(x[4 + j]);
+          w3 = split_words(x[12 + j]);
+        }
+#else
         const Words w0 = split_words(x[j]), w1 = split_words(x[8 + j]);
         const Words w2 = split_words(x[4 + j]), w3 = split_words(x[12 + j]);
+#endif
         uint32_t a_big[4] = {w0.big, w1.big, w2.big, w3.big};
         uint32_t a_sml[4] = {w0.small, w1.small, w2.small, w3.small};
         uint32_t a_crs[4] = {w0.cross, w1.cross, w2.cross, w3.cross};
@@ -472,9 +865,22 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         wgmma_m64n128k8_tf32_rs(chk, a_crs, smem_desc_advance(d_sml, 32 * j),
                                 (cs == 0 && j == 0) ? 0 : 1);
         wgmma_m64n128k8_tf32_rs(chk, a_sml, smem_desc_advance(d_crs, 32 * j), 1);
+#if GS_3XTF32_DEFER_BIG
+        /* big_a x big_b of every substep after all the corrections (see
+         * GS_3XTF32_DEFER_BIG): keep the big words until then. */
+#pragma unroll
+        for (int r = 0; r < 4; ++r) big_keep[j][r] = a_big[r];
+        wgmma_commit();
+      }
+#pragma unroll
+      for (int j = 0; j < Cfg::KSUB; ++j)
+        wgmma_m64n128k8_tf32_rs(chk, big_keep[j], smem_desc_advance(d_big, 32 * j), 1);
+      wgmma_commit();
+#else
         wgmma_m64n128k8_tf32_rs(chk, a_big, smem_desc_advance(d_big, 32 * j), 1);
         wgmma_commit();
       }
+#endif
       prev_q = q;
       if (++s == Cfg::S) {
         s = 0;
@@ -493,6 +899,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 #pragma unroll
     for (int i = 0; i < Cfg::ACC; ++i) acc[i] += chk[i];
   }
+
+#endif
 
   /* ---- epilogue ---- */
   /* Both consumers are past their last wgmma (the last step ends a chunk:

@@ -2,7 +2,7 @@
  * small*big) and FP32 accumulation of per-K-chunk partials outside the
  * tensor cores (Ootomo-Yokota), layout TN; see kernels/gemm_f32_3xtf32.cu
  * for the technique and kernels/gemm_f32_3xtf32.NOTES.md for its status
- * (written offline: nothing of it has run on a GPU yet). sm_90a only. */
+ * and measurements (H200, 2026-12-03). sm_90a only. */
 #ifndef GS_GEMM_F32_3XTF32_H
 #define GS_GEMM_F32_3XTF32_H
 
@@ -31,9 +31,9 @@ extern "C" {
  * device scalars beta is read on the device and C is checked by the
  * launcher as if it would be read).
  * Numerics: every operand x is split into big = TF32(x) and small =
- * TF32(x - big) (kernels/tf32_split.h); per K-chunk of 64 the tensor cores
- * accumulate big*big + big*small + small*big, and the chunks are summed in
- * FP32 outside them. Inf/NaN inputs enter big*big only (tf32_split.h), so
+ * TF32(x - big) (kernels/tf32_split.h); per K-chunk of 32 the tensor cores
+ * accumulate big*small + small*big, then big*big, and the chunks are summed
+ * in FP32 outside them. Inf/NaN inputs enter big*big only (tf32_split.h), so
  * the Inf/NaN pattern of D is FP32 SGEMM's; documented exceptions in
  * gemm_f32_3xtf32.NOTES.md (an Inf times a nonzero value of magnitude below
  * 2^-136 gives NaN, SGEMM Inf). Inputs below about 2^-113 in magnitude are

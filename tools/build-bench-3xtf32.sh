@@ -12,8 +12,11 @@
 #                                           # -> build-3xtf32/gemmshim-bench-dbg:
 #                                           #    mbarrier waits that trap with a
 #                                           #    message instead of hanging
-#   NAME=c1 EXTRA_FLAGS=-DGS_3XTF32_CHUNK_STEPS=1 sh tools/build-bench-3xtf32.sh
-#                                           # a tuning variant (chunks of 32)
+#   NAME=v1 EXTRA_FLAGS="-DGS_3XTF32_FAST=0 -DGS_3XTF32_CHUNK_STEPS=2" \
+#     sh tools/build-bench-3xtf32.sh        # a tuning variant (here the
+#                                           # first version: chunks of 64;
+#                                           # the GS_3XTF32_* macros are
+#                                           # listed in the kernel's source)
 #   F32X3=0 sh tools/build-bench-3xtf32.sh  # without the 3xTF32 object: the
 #                                           # bench links (weak symbols) and
 #                                           # --kernel f32_3xtf32 exits 2
