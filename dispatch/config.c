@@ -116,7 +116,22 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   cfg->disable = read_bool(get, "GEMMSHIM_DISABLE", 0, warn, &bad);
   cfg->route = read_bool(get, "GEMMSHIM_ROUTE", 1, warn, &bad);
   cfg->verbose = read_bool(get, "GEMMSHIM_VERBOSE", 0, warn, &bad);
-  cfg->force = read_bool(get, "GEMMSHIM_FORCE", 0, warn, &bad);
+  /* a boolean, or the name of the one kernel to force */
+  const char *force = get("GEMMSHIM_FORCE");
+  if (force && *force && parse_bool(force) < 0) {
+    static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789_";
+    if (strlen(force) >= sizeof cfg->force_kernel || strspn(force, name_chars) != strlen(force)) {
+      if (warn)
+        fprintf(warn, "gemmshim: GEMMSHIM_FORCE=\"%s\" is neither a boolean nor a kernel name; using 0\n",
+                force);
+      bad++;
+    } else {
+      cfg->force = 1;
+      strcpy(cfg->force_kernel, force);
+    }
+  } else {
+    cfg->force = read_bool(get, "GEMMSHIM_FORCE", 0, warn, &bad);
+  }
   cfg->ab_every = read_long(get, "GEMMSHIM_AB", 0, 0, 1L << 30, warn, &bad);
   cfg->ab_scratch_mb = read_long(get, "GEMMSHIM_AB_SCRATCH_MB", GS_AB_SCRATCH_MB_DEFAULT, 1,
                                  1L << 20, warn, &bad);

@@ -13,6 +13,8 @@ typedef struct gs_config_t {
   int verbose;      /* GEMMSHIM_VERBOSE: say which library was resolved */
   int force;        /* GEMMSHIM_FORCE: route every call of a kernel's class,
                        measured win or not (validation, A/B on all shapes) */
+  char force_kernel[64]; /* GEMMSHIM_FORCE=name: only that kernel's class
+                            ("" with force set: every kernel's) */
   int fp32_tc;      /* GEMMSHIM_FP32=tc: FP32 GEMMs may run on the tensor
                        cores (3xTF32); strict (default): never */
   int emulate_single; /* CUBLAS_EMULATE_SINGLE_PRECISION=1: cuBLAS's own

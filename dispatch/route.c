@@ -6,6 +6,7 @@
 #include <cublas_api.h>
 #include <cublasLt.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "config.h"
 #include "gpu.h"
@@ -119,7 +120,9 @@ static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
   unsigned lay = layout_bit(g);
   if (!(v->layouts & lay)) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
-  if (gs_config()->force) return GS_R_ROUTED;
+  const gs_config_t *cfg = gs_config();
+  if (cfg->force && (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name)))
+    return GS_R_ROUTED;
   for (size_t i = 0; i < v->n_wins; i++)
     if (in_box(&v->wins[i], g, lay)) return GS_R_ROUTED;
   return GS_R_NOT_FASTER;

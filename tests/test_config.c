@@ -66,6 +66,25 @@ static void test_fp32_tensor_core_opt_in(void **s)
   assert_int_equal(c.emulate_single, 0);
 }
 
+static void test_force_one_kernel(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  set("GEMMSHIM_FORCE", "gemm_f32_3xtf32");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.force, 1);
+  assert_string_equal(c.force_kernel, "gemm_f32_3xtf32");
+  env_n = 0;
+  set("GEMMSHIM_FORCE", "yes");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.force, 1);
+  assert_string_equal(c.force_kernel, "");
+  env_n = 0;
+  set("GEMMSHIM_FORCE", "sgemm simt!");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 1);
+  assert_int_equal(c.force, 0);
+}
+
 static void test_fp32_malformed(void **s)
 {
   (void)s;
@@ -197,6 +216,7 @@ int main(void)
     cmocka_unit_test_setup(test_ab_malformed, reset),
     cmocka_unit_test_setup(test_fp32_tensor_core_opt_in, reset),
     cmocka_unit_test_setup(test_fp32_malformed, reset),
+    cmocka_unit_test_setup(test_force_one_kernel, reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,6 +288,16 @@ static void test_force_routes_the_whole_class(void **s)
   gs_config_reload();
   g = f32_call(); g.trans_b = CUBLAS_OP_T;
   assert_int_equal(route(g), GS_R_NOT_FASTER);
+  /* one kernel by name: only its class is forced */
+  setenv("GEMMSHIM_FORCE", "bf16_test", 1);
+  gs_config_reload();
+  g = f32_call(); g.trans_b = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  setenv("GEMMSHIM_FORCE", "f32_test", 1);
+  gs_config_reload();
+  assert_int_equal(route(g), GS_R_ROUTED);
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
 }
 
 static void test_routing_off(void **s)
