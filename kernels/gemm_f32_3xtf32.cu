@@ -87,8 +87,9 @@
  *     Non-persistent grid, one CTA per SM. No atomics, no split-K:
  *     deterministic bits.
  *
- * Constraints (gs_gemm_f32_3xtf32_supports, see gemm_f32_3xtf32.h): TN;
- * m % 128, n % 128, k % 32; 16-byte aligned pointers; leading dims
+ * Constraints (gs_gemm_f32_3xtf32_supports, see gemm_f32_3xtf32.h): TN
+ * (GS_3XTF32_LAYOUTS=1: also NN, NT, TT; see "layouts" below, before the
+ * kernel); m % 128, n % 128, k % 32; 16-byte aligned pointers; leading dims
  * multiples of 4 elements. Epilogue index math is 64-bit; TMA coordinates
  * are 32-bit element indices (m, n, k < 2^31).
  *
@@ -147,7 +148,12 @@ using namespace gs_sm90;
  *                          substep's wait (0..3; 2 by default);
  *   GS_3XTF32_SPLIT_REGS / _CONSUMER_REGS  the setmaxnreg split (56/224;
  *                          40/232 spills in the split group);
- *   GS_3XTF32_GROUP_M      tile rows per raster group. */
+ *   GS_3XTF32_GROUP_M      tile rows per raster group;
+ *   GS_3XTF32_LAYOUTS      1: the kernel becomes a template over the
+ *                          layout and the launcher also takes NN, NT and
+ *                          TT (0 by default: TN only, the code measured;
+ *                          the layouts are checked on the CPU only so far,
+ *                          see the NOTES). Needs V2 and FAST (defaults). */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
@@ -187,6 +193,9 @@ using namespace gs_sm90;
 #endif
 #ifndef GS_3XTF32_PINGPONG
 #define GS_3XTF32_PINGPONG 1
+#endif
+#ifndef GS_3XTF32_LAYOUTS
+#define GS_3XTF32_LAYOUTS 0
 #endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
@@ -397,9 +406,250 @@ __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
   n0 = (in_group / gsize) * Cfg::BN;
 }
 
+#if GS_3XTF32_LAYOUTS
+/* ---------------------------------------------- layouts NN, NT, TT
+ * (GS_3XTF32_LAYOUTS=1; nothing of it is compiled in the default build).
+ * cuBLAS column-major, D = alpha op(A) op(B) + beta C:
+ *   TN  A stored k x m (K-major), B stored k x n (K-major)  -- the default's
+ *   NN  A stored m x k (M-major), B stored k x n (K-major)
+ *   NT  A stored m x k (M-major), B stored n x k (N-major)
+ *   TT  A stored k x m (K-major), B stored n x k (N-major)
+ * A reaches wgmma through registers, so an M-major A tile needs only another
+ * TMA box and other fragment addresses. TF32 wgmma reads B from shared
+ * memory K-major only (no transpose for 32-bit types); the split group
+ * rewrites B anyway, so for NN, NT, TT it reads the raw tile in its stored
+ * layout and writes K-major big and small tiles. These are not in place
+ * (an N-major raw tile has another layout): big goes to the part set's
+ * cross slot (bc[q]) and, for a tile with a non-tame value, cross is written
+ * over the raw tile (b[s]) once all 128 split threads have read it (after
+ * the wild-flag reduction, a barrier among them).
+ * MN-major tiles (A in NN/NT, B in NT/TT) are 4 TMA boxes of 32 (m|n,
+ * contiguous, one 128-byte row) x 32 (k), 128-byte swizzle, 4 KB each,
+ * 1024-byte aligned: element (r, k) at box r/32, row k, column r%32.
+ * K permutation: the default's (PERM 0: K index i of substep j is raw
+ * k = 8(i%4) + 4(i/4) + j) where A is K-major (TN, TT), so A's fragment
+ * loads stay 4 LDS.128; PERM 1 (raw k = 8j + 2(i%4) + i/4) where A is
+ * M-major (NN, NT): in each of a thread's 16 scalar A loads of a step the
+ * four tq lanes see swizzle phases 2tq + hi, which with the m/4 bit of
+ * their rows (g/4) give 8 distinct 16-byte chunks: conflict-free (the
+ * default's permutation would put all four on phase j: 4-way conflicts).
+ * The functions between the markers are host+device: the CPU emulation in
+ * gemm_f32_3xtf32.NOTES.md compiles them as they are. Checked on the CPU
+ * only (2026-12-03); nothing of it has run on a GPU yet. */
+// BEGIN gs_3xtf32_layouts
+enum Layout { LAY_TN = 0, LAY_NN = 1, LAY_NT = 2, LAY_TT = 3 };
+template <int LAY>
+struct Lay {
+  static constexpr bool A_MN = LAY == LAY_NN || LAY == LAY_NT; /* A stored m x k */
+  static constexpr bool B_NM = LAY == LAY_NT || LAY == LAY_TT; /* B stored n x k */
+  static constexpr int PERM = A_MN ? 1 : 0;                    /* K permutation */
+};
+/* Float offset of element (row, col), col < 32, of a 1024-byte aligned
+ * tile of 128-byte rows written with the 128-byte swizzle: 16-byte chunk
+ * col/4 of row `row` sits at chunk (col/4) ^ (row % 8). */
+__host__ __device__ __forceinline__ int sw128(int row, int col) {
+  return row * 32 + ((((col >> 2) ^ row) & 7) << 2) + (col & 3);
+}
+static constexpr int MN_BOX = 32;                 /* m|n extent of an MN-major box */
+static constexpr int MN_BOX_FLOATS = MN_BOX * 32; /* x 32 k: 4 KB */
+/* Element (r, k) of an MN-major tile (r: m or n inside the block tile). */
+__host__ __device__ __forceinline__ int mn_off(int r, int k) {
+  return (r / MN_BOX) * MN_BOX_FLOATS + sw128(k, r % MN_BOX);
+}
+/* TMA box i (0..3) of an MN-major tile for K-step kt of the block tile at
+ * r0 (m0 or n0): tensor coordinates (inner m|n, outer k) and the box's
+ * float offset in the tile. */
+__host__ __device__ __forceinline__ void mn_box(int i, int kt, int r0, int &c0, int &c1,
+                                                int &dst) {
+  c0 = r0 + MN_BOX * i;
+  c1 = kt * 32;
+  dst = i * MN_BOX_FLOATS;
+}
+/* Raw k of the wgmma A fragment value of substep j, K index tq + 4*hi. */
+template <int PERM>
+__host__ __device__ __forceinline__ int frag_k(int j, int tq, int hi) {
+  return PERM ? 8 * j + 2 * tq + hi : 8 * tq + 4 * hi + j;
+}
+/* The split of one B row in two passes p of four stored 16-byte chunks
+ * (chunk c, element e: stored column 4c + e = K index 4(c%2) + e of substep
+ * c/2). Pass p writes chunks split_chunk(p, cc), cc = 0..3; element e of
+ * chunk split_chunk(p, cc) is raw k = split_kbase(p) + split_klocal(cc, e)
+ * (register indices independent of p: the pass loop stays rolled). */
+template <int PERM>
+__host__ __device__ __forceinline__ int split_chunk(int p, int cc) {
+  return PERM ? 4 * p + cc : 2 * cc + p;
+}
+template <int PERM>
+__host__ __device__ __forceinline__ int split_kbase(int p) {
+  return PERM ? 16 * p : 4 * p;
+}
+template <int PERM>
+__host__ __device__ __forceinline__ int split_klocal(int cc, int e) {
+  return PERM ? 8 * (cc >> 1) + 2 * e + (cc & 1) : 8 * e + cc;
+}
+__host__ __device__ __forceinline__ float4 ld4(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+__host__ __device__ __forceinline__ void st4(float *p, uint4 v) {
+  *reinterpret_cast<uint4 *>(p) = v;
+}
+__host__ __device__ __forceinline__ float f4_get(const float4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+__host__ __device__ __forceinline__ void u4_put(uint4 &v, int i, uint32_t x) {
+  if (i == 0) v.x = x;
+  else if (i == 1) v.y = x;
+  else if (i == 2) v.z = x;
+  else v.w = x;
+}
+/* max(m, |x|), NaN if either is NaN: max_abs_nan on the device. */
+__host__ __device__ __forceinline__ float max_abs_nan_hd(float m, float x) {
+#ifdef __CUDA_ARCH__
+  return max_abs_nan(m, x);
+#else
+  const float a = x < 0.f ? -x : x;
+  return (m != m || a != a) ? a + m : (m > a ? m : a);
+#endif
+}
+/* Split thread n: row n of B (NN: from the K-major raw tile; NT, TT: from
+ * the N-major one) into big (bgo) and small (smo), K-major, 128-byte
+ * swizzle, permuted for PERM. Returns 1 if the row held a value that is
+ * not tame (then it was split exactly, with split_words). */
+template <int LAY>
+__host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, float *bgo,
+                                                           float *smo, int n) {
+  constexpr int PERM = Lay<LAY>::PERM;
+  static_assert(Lay<LAY>::B_NM || PERM == 1, "a K-major raw B is split here only for NN");
+  uint32_t wild = 0;
+#pragma unroll 1
+  for (int p = 0; p < 2; ++p) {
+    const int kb = split_kbase<PERM>(p);
+    float r[4][4]; /* [cc][e] */
+    if (Lay<LAY>::B_NM) {
+#pragma unroll
+      for (int cc = 0; cc < 4; ++cc)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) r[cc][e] = raw[mn_off(n, kb + split_klocal<PERM>(cc, e))];
+    } else {
+      /* PERM 1, pass p: raw k 16p .. 16p + 15, four raw chunks of row n */
+      float4 v[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) v[i] = ld4(raw + sw128(n, kb + 4 * i));
+#pragma unroll
+      for (int cc = 0; cc < 4; ++cc)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int kl = split_klocal<PERM>(cc, e);
+          r[cc][e] = f4_get(v[kl >> 2], kl & 3);
+        }
+    }
+    float mx = 0.f;
+#pragma unroll
+    for (int cc = 0; cc < 4; ++cc)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) mx = max_abs_nan_hd(mx, r[cc][e]);
+    /* One branch per half-row (not per value): split and store. */
+    auto emit = [&](auto exact) {
+#pragma unroll
+      for (int cc = 0; cc < 4; ++cc) {
+        uint4 vb, vs;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const Words w = decltype(exact)::value ? split_words(r[cc][e]) : split_fast(r[cc][e]);
+          u4_put(vb, e, w.big);
+          u4_put(vs, e, w.small);
+        }
+        const int c = split_chunk<PERM>(p, cc);
+        st4(bgo + sw128(n, 4 * c), vb);
+        st4(smo + sw128(n, 4 * c), vs);
+      }
+    };
+    if (mx < gs_tf32_float(kTameLimit)) {
+      emit(std::false_type{});
+    } else {
+      wild = 1;
+      emit(std::true_type{});
+    }
+  }
+  return wild;
+}
+/* Cross of row n (for a tile with a non-tame value): big, 0 where big is
+ * Inf/NaN (big is non-finite exactly for non-finite x). */
+__host__ __device__ __forceinline__ void cross_row_lay(const float *bgi, float *cro, int n) {
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    uint4 v = *reinterpret_cast<const uint4 *>(bgi + sw128(n, 4 * c));
+    v.x = (v.x & 0x7f800000u) == 0x7f800000u ? 0u : v.x;
+    v.y = (v.y & 0x7f800000u) == 0x7f800000u ? 0u : v.y;
+    v.z = (v.z & 0x7f800000u) == 0x7f800000u ? 0u : v.z;
+    v.w = (v.w & 0x7f800000u) == 0x7f800000u ? 0u : v.w;
+    st4(cro + sw128(n, 4 * c), v);
+  }
+}
+/* Consumer thread (rows r0, r0 + 8; tq) of an M-major A tile: its 16 A
+ * values of one K-step in load_a's order: x[4*hi + j] row r0 and
+ * x[8 + 4*hi + j] row r0 + 8, substep j, K index tq + 4*hi. The k of
+ * substep j is 8j past substep 0's (PERM 1): 8 tile rows, the same
+ * swizzle phase, so four base offsets and immediate steps of 256 floats. */
+__host__ __device__ __forceinline__ void load_a_mn(const float *at, int r0, int tq,
+                                                   float (&x)[16]) {
+  int o[2][2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr)
+#pragma unroll
+    for (int hi = 0; hi < 2; ++hi) o[rr][hi] = mn_off(r0 + 8 * rr, frag_k<1>(0, tq, hi));
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr)
+#pragma unroll
+      for (int hi = 0; hi < 2; ++hi) x[8 * rr + 4 * hi + j] = at[o[rr][hi] + j * 8 * 32];
+}
+// END gs_3xtf32_layouts
+
+/* Issue the TMA loads of K-step kt into stage s (one box per K-major
+ * operand, four per MN-major one; the stage's byte count is the same). */
+template <int LAY>
+__device__ __forceinline__ void load_stage(Smem &sm, int s, int kt, int m0, int n0,
+                                           const CUtensorMap *tmA, const CUtensorMap *tmB) {
+  if constexpr (Lay<LAY>::A_MN) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      int c0, c1, dst;
+      mn_box(i, kt, m0, c0, c1, dst);
+      tma_load_2d(sm.a[s] + dst, tmA, &sm.full[s], c0, c1);
+    }
+  } else {
+    tma_load_2d(sm.a[s], tmA, &sm.full[s], kt * Cfg::BK, m0);
+  }
+  if constexpr (Lay<LAY>::B_NM) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      int c0, c1, dst;
+      mn_box(i, kt, n0, c0, c1, dst);
+      tma_load_2d(sm.b[s] + dst, tmB, &sm.full[s], c0, c1);
+    }
+  } else {
+    tma_load_2d(sm.b[s], tmB, &sm.full[s], kt * Cfg::BK, n0);
+  }
+}
+static_assert(Cfg::BM == 4 * MN_BOX && Cfg::BN == 4 * MN_BOX && Cfg::BK == 32,
+              "MN-major tiles are four 32 x 32 boxes");
+static_assert(MN_BOX * 4 == 128, "an MN-major box row is one 128-byte swizzle span");
+static_assert(GS_3XTF32_V2 && GS_3XTF32_FAST,
+              "layouts NN/NT/TT are built on the default consumer loop (V2, FAST)");
+#endif /* GS_3XTF32_LAYOUTS */
+
+#if GS_3XTF32_LAYOUTS
+template <int LAY>
+__global__ void __launch_bounds__(Cfg::THREADS, 1)
+    gemm_f32_3xtf32_kernel(const __grid_constant__ CUtensorMap tmA,
+                           const __grid_constant__ CUtensorMap tmB, const Params p) {
+#else
 __global__ void __launch_bounds__(Cfg::THREADS, 1)
     gemm_f32_3xtf32_tn_kernel(const __grid_constant__ CUtensorMap tmA,
                               const __grid_constant__ CUtensorMap tmB, const Params p) {
+#endif
   extern __shared__ unsigned char smem_raw[];
   /* Align the shared-space offset (not just the generic pointer) to 1024. */
   const uint32_t pad = (1024u - (smem_u32(smem_raw) & 1023u)) & 1023u;
@@ -431,8 +681,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     const int sw = n & 7;      /* its 128-byte swizzle phase */
     if (n == 0) {
       mbar_arrive_expect_tx(&sm.full[0], Cfg::STAGE_TX);
+#if GS_3XTF32_LAYOUTS
+      load_stage<LAY>(sm, 0, 0, m0, n0, &tmA, &tmB);
+#else
       tma_load_2d(sm.a[0], &tmA, &sm.full[0], 0, m0);
       tma_load_2d(sm.b[0], &tmB, &sm.full[0], 0, n0);
+#endif
     }
 #pragma unroll 1
     for (int t = 0; t < KT; ++t) {
@@ -443,11 +697,26 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       if (n == 0 && t + 1 < KT) {
         const int s1 = (t + 1) % Cfg::S;
         mbar_arrive_expect_tx(&sm.full[s1], Cfg::STAGE_TX);
+#if GS_3XTF32_LAYOUTS
+        load_stage<LAY>(sm, s1, t + 1, m0, n0, &tmA, &tmB);
+#else
         tma_load_2d(sm.a[s1], &tmA, &sm.full[s1], (t + 1) * Cfg::BK, m0);
         tma_load_2d(sm.b[s1], &tmB, &sm.full[s1], (t + 1) * Cfg::BK, n0);
+#endif
       }
       mbar_wait(&sm.full[s], (t / Cfg::S) & 1u, TAG_FULL_SPLIT);
 
+#if GS_3XTF32_LAYOUTS
+      if constexpr (LAY != LAY_TN) {
+        /* Not in place: big -> bc[q], small -> bs[q]; after the reduction
+         * (every split thread has read the raw tile) cross over b[s] when
+         * the tile has a non-tame value. */
+        uint32_t wild = split_row_lay<LAY>(sm.b[s], sm.bc[q], sm.bs[q], n);
+        wild = bar_red_or(4, Cfg::SPLIT_THREADS, wild);
+        if (wild) cross_row_lay(sm.bc[q], sm.b[s], n);
+        if (n == 0) sm.pwild[q] = wild;
+      } else {
+#endif
 #if GS_3XTF32_FAST
       float *brow = sm.b[s] + n * Cfg::BK; /* raw in, big out (in place) */
       float *srow = sm.bs[q] + n * Cfg::BK;
@@ -590,6 +859,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         }
       }
 #endif
+#if GS_3XTF32_LAYOUTS
+      }
+#endif
       /* Generic-proxy writes, read next by wgmma (async proxy). */
       fence_proxy_async_smem();
       mbar_arrive(&sm.pfull[q]);
@@ -634,6 +906,12 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
   static_assert(GS_3XTF32_FAST, "GS_3XTF32_V2 builds on GS_3XTF32_FAST");
   float x[16];
   auto load_a = [&](int st) {
+#if GS_3XTF32_LAYOUTS
+    if constexpr (Lay<LAY>::A_MN) {
+      load_a_mn(sm.a[st], r0, tq, x);
+      return;
+    }
+#endif
     const float *at = sm.a[st];
     const float4 v0 = ld_shared_f4(at + oa0), v1 = ld_shared_f4(at + oa1);
     const float4 v2 = ld_shared_f4(at + ob0), v3 = ld_shared_f4(at + ob1);
@@ -697,10 +975,19 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     for (int j = 0; j < 4; ++j) split_sub(j);
 #endif
     mbar_wait(&sm.pfull[q], q_ph, TAG_PFULL);
+#if GS_3XTF32_LAYOUTS
+    /* TN: big in place over the raw tile, cross in the part set; the other
+     * layouts: big in the part set, cross over the raw tile. */
+    const uint64_t d_big = smem_desc_sw128_kmajor(LAY == LAY_TN ? sm.b[s] : sm.bc[q]);
+    const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
+    const uint64_t d_crs =
+        sm.pwild[q] ? smem_desc_sw128_kmajor(LAY == LAY_TN ? sm.bc[q] : sm.b[s]) : d_big;
+#else
     const uint64_t d_big = smem_desc_sw128_kmajor(sm.b[s]);
     const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
     /* No Inf/NaN in this B tile: cross B is big B, not written. */
     const uint64_t d_crs = sm.pwild[q] ? smem_desc_sw128_kmajor(sm.bc[q]) : d_big;
+#endif
 #if GS_3XTF32_PINGPONG
     named_barrier_sync(5 + cw, 256);
 #endif
@@ -971,6 +1258,25 @@ static int encode_kmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map
   return r == CUDA_SUCCESS;
 }
 
+#if GS_3XTF32_LAYOUTS
+/* An MN-major FP32 operand (A stored m x k, B stored n x k): `rows`
+ * contiguous elements (m or n) per stored column, k columns `ld` elements
+ * apart, loaded as (32 x 32) boxes with the 128-byte swizzle (a box row of
+ * 32 floats is one swizzle span), four per block tile (mn_box). */
+static int encode_mnmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map,
+                          const void *ptr, int64_t rows, int64_t k, int64_t ld) {
+  const cuuint64_t dims[2] = {(cuuint64_t)rows, (cuuint64_t)k};
+  const cuuint64_t strides[1] = {(cuuint64_t)ld * sizeof(float)};
+  const cuuint32_t box[2] = {(cuuint32_t)MN_BOX, (cuuint32_t)Cfg::BK};
+  const cuuint32_t estrides[2] = {1, 1};
+  const CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<void *>(ptr), dims,
+                         strides, box, estrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+#endif
+
 /* cudaFuncSetAttribute once per device (a benign race: every caller sets the
  * same value). Not a stream operation, so safe while a stream captures. */
 static constexpr int kMaxDevices = 64;
@@ -981,9 +1287,20 @@ static cudaError_t ensure_attributes() {
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   if (dev >= 0 && dev < kMaxDevices && attr_done[dev]) return cudaSuccess;
+#if GS_3XTF32_LAYOUTS
+  void (*const kernels[4])(CUtensorMap, CUtensorMap, Params) = {
+      gemm_f32_3xtf32_kernel<LAY_TN>, gemm_f32_3xtf32_kernel<LAY_NN>,
+      gemm_f32_3xtf32_kernel<LAY_NT>, gemm_f32_3xtf32_kernel<LAY_TT>};
+  for (int i = 0; i < 4; ++i) {
+    e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)kSmemBytes);
+    if (e != cudaSuccess) return e;
+  }
+#else
   e = cudaFuncSetAttribute(gemm_f32_3xtf32_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)kSmemBytes);
   if (e != cudaSuccess) return e;
+#endif
   if (dev >= 0 && dev < kMaxDevices) attr_done[dev] = 1;
   return cudaSuccess;
 }
@@ -1002,10 +1319,19 @@ extern "C" int gs_gemm_f32_3xtf32_supports(int64_t m, int64_t n, int64_t k, int 
   if (m % GS_GEMM_F32_3XTF32_ALIGN_M || n % GS_GEMM_F32_3XTF32_ALIGN_N ||
       k % GS_GEMM_F32_3XTF32_ALIGN_K)
     return 0;
+#if GS_3XTF32_LAYOUTS
+  /* TN, NN, NT, TT: A stored k x m (trans_a 1) or m x k (0), B stored
+   * k x n (trans_b 0) or n x k (1); the stored rows bound the leading dims. */
+  if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1)) return 0;
+  if ((m / Cfg::BM) * (n / Cfg::BN) >= lim) return 0; /* 1-D grid */
+  if (!A || !B || !aligned16(A) || !aligned16(B)) return 0;
+  if (lda % ldal || ldb % ldal || lda < (trans_a ? k : m) || ldb < (trans_b ? n : k)) return 0;
+#else
   if (trans_a != 1 || trans_b != 0) return 0; /* TN only */
   if ((m / Cfg::BM) * (n / Cfg::BN) >= lim) return 0; /* 1-D grid */
   if (!A || !B || !aligned16(A) || !aligned16(B)) return 0;
   if (lda % ldal || ldb % ldal || lda < k || ldb < k) return 0;
+#endif
   if (lda >= ((int64_t)1 << 38) || ldb >= ((int64_t)1 << 38)) return 0; /* TMA stride < 2^40 B */
   if (check_c) {
     if (!C || !aligned16(C) || ldc % ldal || ldc < m) return 0;
@@ -1029,9 +1355,19 @@ extern "C" gs_kstatus gs_gemm_f32_3xtf32_launch(const gs_kernel_args *a) {
   PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
   if (!enc) return GS_K_LAUNCH_FAILED;
   CUtensorMap tmA, tmB;
+#if GS_3XTF32_LAYOUTS
+  /* supports() checked: trans_a, trans_b are 0 or 1 */
+  const int lay = a->trans_a ? (a->trans_b ? LAY_TT : LAY_TN) : (a->trans_b ? LAY_NT : LAY_NN);
+  if (!(a->trans_a ? encode_kmajor(enc, &tmA, a->A, a->k, a->m, a->lda, Cfg::BM)
+                   : encode_mnmajor(enc, &tmA, a->A, a->m, a->k, a->lda)) ||
+      !(a->trans_b ? encode_mnmajor(enc, &tmB, a->B, a->n, a->k, a->ldb)
+                   : encode_kmajor(enc, &tmB, a->B, a->k, a->n, a->ldb, Cfg::BN)))
+    return GS_K_LAUNCH_FAILED;
+#else
   if (!encode_kmajor(enc, &tmA, a->A, a->k, a->m, a->lda, Cfg::BM) ||
       !encode_kmajor(enc, &tmB, a->B, a->k, a->n, a->ldb, Cfg::BN))
     return GS_K_LAUNCH_FAILED;
+#endif
 
   Params p;
   p.m = (int)a->m;
@@ -1050,6 +1386,17 @@ extern "C" gs_kstatus gs_gemm_f32_3xtf32_launch(const gs_kernel_args *a) {
   if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
   const unsigned grid = (unsigned)((a->m / Cfg::BM) * (a->n / Cfg::BN));
+#if GS_3XTF32_LAYOUTS
+  if (lay == LAY_TN)
+    gemm_f32_3xtf32_kernel<LAY_TN><<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
+  else if (lay == LAY_NN)
+    gemm_f32_3xtf32_kernel<LAY_NN><<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
+  else if (lay == LAY_NT)
+    gemm_f32_3xtf32_kernel<LAY_NT><<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
+  else
+    gemm_f32_3xtf32_kernel<LAY_TT><<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
+#else
   gemm_f32_3xtf32_tn_kernel<<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
+#endif
   return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
 }

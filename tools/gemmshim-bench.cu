@@ -26,9 +26,12 @@
  * <= 1.0x on wide data. Its --selftest battery adds non-finite inputs
  * (the Inf/NaN pattern must equal SGEMM's), values near FLT_MAX and near
  * FLT_MIN (the latter reported against a TF32-level bound, see the
- * kernel's NOTES) to the bf16 battery. --preheat-ms runs
- * cuBLAS alone that long before the sweep, so every shape is measured in the
- * sustained (power-capped) state rather than the first ones at boost clock.
+ * kernel's NOTES) to the bf16 battery, and runs once per layout the linked
+ * kernel supports (TN; also NN, NT and TT when the kernel is built with
+ * -DGS_3XTF32_LAYOUTS=1), checking that the others are refused.
+ * --preheat-ms runs cuBLAS alone that long before the sweep, so every
+ * shape is measured in the sustained (power-capped) state rather than the
+ * first ones at boost clock.
  *
  * Per shape: random data in [-1, 1) (never zeros); correctness first: C and
  * both outputs poisoned with NaN, beta = 0, ours and cuBLAS compared with an
@@ -1045,11 +1048,22 @@ static int selftest_bf16(cublasHandle_t h) {
 }
 
 /* ----------------------------------------------------- selftest, 3xTF32 */
-/* The f32_3xtf32 contract battery: TN only (the kernel's class). Each
- * finite-data case is checked against the FP64 reference and against cuBLAS
- * SGEMM's own error on the same problem: ours must be within 2x of it (a
- * correctness gate that catches a lost part or a broken layout by orders of
- * magnitude; issue 6's accuracy targets are judged by the sweep), and every
+/* 1 if the linked f32_3xtf32 kernel handles layout (ta, tb) at all (a
+ * minimal, aligned problem with tight leading dims). */
+static int x3_layout_supported(int ta, int tb) {
+  Problem p = make_problem(128, 128, 32, ta, tb);
+  return gs_gemm_f32_3xtf32_supports(p.m, p.n, p.k, ta, tb, (void *)256, p.lda, (void *)256,
+                                     p.ldb, (void *)256, p.ldc, 0);
+}
+
+/* The f32_3xtf32 contract battery, run for each of the layouts TN, NN, NT
+ * and TT that the linked kernel supports (the default build: TN only; with
+ * -DGS_3XTF32_LAYOUTS=1 all four); the unsupported ones must be refused.
+ * The graph-capture case is TN. Each finite-data case is checked against
+ * the FP64 reference and against cuBLAS SGEMM's own error on the same
+ * problem: ours must be within 2x of it (a correctness gate that catches a
+ * lost part or a broken layout by orders of magnitude; issue 6's accuracy
+ * targets are judged by the sweep), and every
  * element of D must be written and finite, with the same bits on a rerun.
  * Bias cases are judged against cuBLAS's error without the bias (SGEMM has
  * none). Data near FLT_MIN is reported, not judged (printed against a
@@ -1156,6 +1170,7 @@ static int selftest_3xtf32(cublasHandle_t h) {
     float alpha, beta;
     int dev_scalars, bias, alias, dist;
     const char *what;
+    int ta = 1, tb = 0; /* TN unless set below */
   };
   std::vector<Case> list;
   const float ab[3][2] = {{1.f, 0.f}, {-0.5f, 1.f}, {2.f, 0.3f}};
@@ -1193,10 +1208,33 @@ static int selftest_3xtf32(cublasHandle_t h) {
       if (i < 12 ? (i % 3 == 0) : true) keep.push_back(list[i]);
     list.swap(keep);
   }
+  /* The battery above (TN) once per supported layout. */
+  const int lays[4][2] = {{1, 0}, {0, 0}, {0, 1}, {1, 1}}; /* TN, NN, NT, TT */
+  int lay_ok[4], lay_run[4];
+  for (int l = 0; l < 4; ++l) lay_ok[l] = x3_layout_supported(lays[l][0], lays[l][1]);
+  /* GS_SELFTEST_LAYOUT=NN (or a list such as NN,TT): the battery, the
+   * non-finite and the big cases for those layouts only (one layout per
+   * run on the device, so a trap in one does not hide the others); the
+   * refusals are checked in full either way. */
+  const char *lenv = getenv("GS_SELFTEST_LAYOUT");
+  for (int l = 0; l < 4; ++l)
+    lay_run[l] = lay_ok[l] &&
+                 (!lenv || !*lenv || strstr(lenv, layout_name(lays[l][0], lays[l][1])) != nullptr);
+  {
+    std::vector<Case> all;
+    for (int l = 0; l < 4; ++l)
+      if (lay_run[l])
+        for (Case c : list) {
+          c.ta = lays[l][0];
+          c.tb = lays[l][1];
+          all.push_back(c);
+        }
+    list.swap(all);
+  }
 
   for (const Case &c : list) {
     ++cases;
-    Problem p = make_problem(c.m, c.n, c.k, 1, 0, c.pad);
+    Problem p = make_problem(c.m, c.n, c.k, c.ta, c.tb, c.pad);
     float *A, *B, *C, *C0, *D, *Dc, *bias = nullptr;
     double *ref, *ref_nb = nullptr;
     int64_t nsamp = std::min<int64_t>(p.n, 256);
@@ -1267,9 +1305,10 @@ static int selftest_3xtf32(cublasHandle_t h) {
     const bool in_tol = e <= (info ? 0x1p-9 : 2.0 * ec);
     int ok = s == GS_K_OK && (info || in_tol) && same && nonfinite == 0;
     if (!ok) ++fails;
-    printf("selftest TN m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g %s%s%s[%s] (%s): err %.3e "
+    printf("selftest %s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g %s%s%s[%s] (%s): err %.3e "
            "(cublas %.3e%s, ratio %.3f) %s%s%s\n",
-           (long long)c.m, (long long)c.n, (long long)c.k, (long long)c.pad, c.alpha, c.beta,
+           layout_name(c.ta, c.tb), (long long)c.m, (long long)c.n, (long long)c.k,
+           (long long)c.pad, c.alpha, c.beta,
            c.dev_scalars ? "devscal " : "", c.bias ? "bias " : "", c.alias ? "alias " : "",
            x3_dist_name(c.dist), c.what, e, ec, c.bias ? ", no bias" : "", e / ec,
            ok ? (info ? (in_tol ? "ok (info: within 2^-9)" : "info: ABOVE 2^-9, see NOTES") : "ok")
@@ -1296,9 +1335,11 @@ static int selftest_3xtf32(cublasHandle_t h) {
     } nfs[] = {{1.f, 0.f, 0, "Inf/NaN in A and B, beta 0 over NaN C"},
                {1.f, 1.f, 0, "Inf/NaN in A, B and C, beta 1"},
                {1.f, 0.f, 1, "finite products beyond FLT_MAX (2^100 * 2^100)"}};
+    for (int l = 0; l < 4; ++l)
     for (const NF &nf : nfs) {
+      if (!lay_run[l]) continue;
       ++cases;
-      Problem p = make_problem(256, 384, 512, 1, 0);
+      Problem p = make_problem(256, 384, 512, lays[l][0], lays[l][1]);
       float *A, *B, *C, *D, *Dc;
       CK(cudaMalloc(&A, p.a_elems() * es));
       CK(cudaMalloc(&B, p.b_elems() * es));
@@ -1312,9 +1353,10 @@ static int selftest_3xtf32(cublasHandle_t h) {
       else
         fill_nan(C, p.c_elems());
       CK(cudaDeviceSynchronize());
-      /* A(i, kk) is A[kk + i*lda] (stored k x m), B(kk, j) is B[kk + j*ldb] */
-      auto a_at = [&](int64_t i, int64_t kk) { return kk + i * p.lda; };
-      auto b_at = [&](int64_t kk, int64_t j) { return kk + j * p.ldb; };
+      /* A(i, kk) is A[kk + i*lda] (stored k x m) or A[i + kk*lda] (m x k),
+       * B(kk, j) is B[kk + j*ldb] (stored k x n) or B[j + kk*ldb] (n x k) */
+      auto a_at = [&](int64_t i, int64_t kk) { return p.ta ? kk + i * p.lda : i + kk * p.lda; };
+      auto b_at = [&](int64_t kk, int64_t j) { return p.tb ? j + kk * p.ldb : kk + j * p.ldb; };
       if (!nf.overflow) {
         poke(A, a_at(3, 5), INFINITY);          /* row 3: +-Inf ... */
         poke(B, b_at(5, 7), 0.f);               /* ... and Inf * 0 = NaN at (3, 7) */
@@ -1367,10 +1409,10 @@ static int selftest_3xtf32(cublasHandle_t h) {
       const double dfin = den > 0 ? sqrt(num / den) : 0;
       const int ok = s == GS_K_OK && mismatch == 0 && nonfin > 0 && dfin <= 1e-5;
       if (!ok) ++fails;
-      printf("selftest TN m=%lld n=%lld k=%lld non-finite (%s): %lld non-finite in SGEMM's D, "
+      printf("selftest %s m=%lld n=%lld k=%lld non-finite (%s): %lld non-finite in SGEMM's D, "
              "%lld class mismatches",
-             (long long)p.m, (long long)p.n, (long long)p.k, nf.what, (long long)nonfin,
-             (long long)mismatch);
+             layout_name(p.ta, p.tb), (long long)p.m, (long long)p.n, (long long)p.k, nf.what,
+             (long long)nonfin, (long long)mismatch);
       if (mismatch)
         printf(" (first at row %lld col %lld: ours %g, SGEMM %g)", (long long)first_i,
                (long long)first_j, ho[first_j * p.ldc + first_i], hc[first_j * p.ldc + first_i]);
@@ -1390,9 +1432,11 @@ static int selftest_3xtf32(cublasHandle_t h) {
       int64_t m, n, k;
       const char *what;
     } bigs[] = {{65536, 128, 8224, "A"}, {128, 65536, 8224, "B"}, {32768, 16512, 32, "D"}};
+    for (int l = 0; l < 4; ++l)
     for (const Big &b : bigs) {
+      if (!lay_run[l]) continue;
       ++cases;
-      Problem p = make_problem(b.m, b.n, b.k, 1, 0);
+      Problem p = make_problem(b.m, b.n, b.k, lays[l][0], lays[l][1]);
       float *A, *B, *C, *D;
       double *ref;
       int64_t nsamp = std::min<int64_t>(p.n, 64);
@@ -1416,9 +1460,9 @@ static int selftest_3xtf32(cublasHandle_t h) {
       double ec = rel_err(p, D, p.ldc, ref, nsamp, dsums);
       int ok = s == GS_K_OK && e <= 2.0 * ec;
       if (!ok) ++fails;
-      printf("selftest big TN m=%lld n=%lld k=%lld (%s over 2 GiB: %.2f GiB): err %.3e (cublas "
+      printf("selftest big %s m=%lld n=%lld k=%lld (%s over 2 GiB: %.2f GiB): err %.3e (cublas "
              "%.3e) %s\n",
-             (long long)b.m, (long long)b.n, (long long)b.k, b.what,
+             layout_name(p.ta, p.tb), (long long)b.m, (long long)b.n, (long long)b.k, b.what,
              std::max(std::max(p.a_elems(), p.b_elems()), p.c_elems()) * (double)es / (1 << 30),
              e, ec, ok ? "ok" : "FAIL");
       fflush(stdout);
@@ -1438,19 +1482,51 @@ static int selftest_3xtf32(cublasHandle_t h) {
       int64_t m, n, k, lda;
       int ta, tb, off;
       const char *why;
-    } bads[] = {{128, 128, 32, 32, 0, 0, 0, "layout NN"},
-                {128, 128, 32, 32, 0, 1, 0, "layout NT"},
-                {128, 128, 32, 32, 1, 1, 0, "layout TT"},
-                {192, 128, 32, 32, 1, 0, 0, "m % 128"},
-                {128, 192, 32, 32, 1, 0, 0, "n % 128"},
-                {128, 128, 48, 48, 1, 0, 0, "k % 32"},
-                {128, 128, 32, 34, 1, 0, 0, "lda % 4"},
-                {128, 128, 32, 32, 1, 0, 1, "A misaligned"},
-                {128, 128, 64, 32, 1, 0, 0, "lda < k"}};
+      int64_t ldb = 0; /* 0: make_problem's */
+    };
+    std::vector<Bad> bads;
+    /* the layouts the linked kernel does not support: refused */
+    if (!lay_ok[1]) bads.push_back({128, 128, 32, 32, 0, 0, 0, "layout NN"});
+    if (!lay_ok[2]) bads.push_back({128, 128, 32, 32, 0, 1, 0, "layout NT"});
+    if (!lay_ok[3]) bads.push_back({128, 128, 32, 32, 1, 1, 0, "layout TT"});
+    const Bad tn_bads[] = {{192, 128, 32, 32, 1, 0, 0, "m % 128"},
+                           {128, 192, 32, 32, 1, 0, 0, "n % 128"},
+                           {128, 128, 48, 48, 1, 0, 0, "k % 32"},
+                           {128, 128, 32, 34, 1, 0, 0, "lda % 4"},
+                           {128, 128, 32, 32, 1, 0, 1, "A misaligned"},
+                           {128, 128, 64, 32, 1, 0, 0, "lda < k"}};
+    for (const Bad &b : tn_bads) bads.push_back(b);
+    /* the supported other layouts: their leading-dimension rules */
+    if (lay_ok[1]) {
+      bads.push_back({256, 128, 32, 128, 0, 0, 0, "NN lda < m"});
+      bads.push_back({128, 128, 32, 130, 0, 0, 0, "NN lda % 4"});
+      bads.push_back({128, 128, 48, 128, 0, 0, 0, "NN k % 32"});
+      Bad b = {128, 128, 64, 128, 0, 0, 0, "NN ldb < k"};
+      b.ldb = 32;
+      bads.push_back(b);
+    }
+    if (lay_ok[2]) {
+      Bad b1 = {128, 256, 32, 128, 0, 1, 0, "NT ldb < n"};
+      b1.ldb = 128;
+      bads.push_back(b1);
+      Bad b2 = {128, 128, 32, 128, 0, 1, 0, "NT ldb % 4"};
+      b2.ldb = 130;
+      bads.push_back(b2);
+      bads.push_back({128, 128, 32, 128, 0, 1, 1, "NT A misaligned"});
+      bads.push_back({192, 128, 32, 192, 0, 1, 0, "NT m % 128"});
+    }
+    if (lay_ok[3]) {
+      bads.push_back({128, 128, 64, 32, 1, 1, 0, "TT lda < k"});
+      Bad b = {128, 256, 32, 32, 1, 1, 0, "TT ldb < n"};
+      b.ldb = 128;
+      bads.push_back(b);
+      bads.push_back({128, 192, 32, 32, 1, 1, 0, "TT n % 128"});
+    }
     for (const Bad &b : bads) {
       ++cases;
       Problem p = make_problem(b.m, b.n, b.k, b.ta, b.tb);
       p.lda = b.lda;
+      if (b.ldb) p.ldb = b.ldb;
       gs_kstatus s =
           run_ours(p, X + b.off, X, X, X, p.ldc, 1.f, 0.f, nullptr, nullptr, nullptr, st);
       int sup = gs_gemm_f32_3xtf32_supports(p.m, p.n, p.k, p.ta, p.tb, X + b.off, p.lda, X, p.ldb,
