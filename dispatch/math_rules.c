@@ -43,7 +43,9 @@ int gs_f32_tc_opted_in(const gs_gemm *g, const gs_config_t *cfg)
 {
   if (cfg->fp32_tc || cfg->emulate_single) return 1;
   if (g->compute_type == CUBLAS_COMPUTE_32F_EMULATED_16BFX9) return 1;
-  return !g->is_lt && math_of(g) == CUBLAS_FP32_EMULATED_BF16X9_MATH;
+  if (g->is_lt) return 0;   /* cuBLASLt has no math mode */
+  if (!g->state_loaded) return -1;
+  return math_of(g) == CUBLAS_FP32_EMULATED_BF16X9_MATH;
 }
 
 int gs_bf16_types(const gs_gemm *g)

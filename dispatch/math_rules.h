@@ -30,7 +30,9 @@ int gs_f32_tc_math(const gs_gemm *g);
  * program (or its user) asked cuBLAS for FP32 emulation: math mode
  * CUBLAS_FP32_EMULATED_BF16X9_MATH, compute type
  * CUBLAS_COMPUTE_32F_EMULATED_16BFX9 or CUBLAS_EMULATE_SINGLE_PRECISION=1.
- * cuBLAS offers that emulation on Blackwell only; on Hopper we deliver it. */
+ * cuBLAS offers that emulation on Blackwell only; on Hopper we deliver it.
+ * 1 yes, 0 no, -1 not known until the handle's math mode is read (a BLAS
+ * call before load_state): most calls are answered without that read. */
 int gs_f32_tc_opted_in(const gs_gemm *g, const gs_config_t *cfg);
 
 /* BF16 in and out, FP32 accumulation. */

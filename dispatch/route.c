@@ -120,6 +120,8 @@ static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
   unsigned lay = layout_bit(g);
   if (!(v->layouts & lay)) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
+  /* an opt-in that is surely missing costs no state read */
+  if (v->opted_in && v->opted_in(g) == 0) return GS_R_NOT_OPTED_IN;
   const gs_config_t *cfg = gs_config();
   if (cfg->force && (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name)))
     return GS_R_ROUTED;
@@ -132,7 +134,7 @@ static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
 static gs_reason state_checks(const gs_gemm *g, const gs_variant *v)
 {
   if (!v->math_ok(g)) return GS_R_MATH_MODE;
-  if (v->opted_in && !v->opted_in(g)) return GS_R_NOT_OPTED_IN;
+  if (v->opted_in && v->opted_in(g) != 1) return GS_R_NOT_OPTED_IN;
   if (g->pointer_mode != 0 && g->pointer_mode != 1) return GS_R_POINTER_MODE;
   unsigned epi = epilogue_bit(g);
   if (!(v->epilogues & epi)) return GS_R_EPILOGUE;

@@ -34,7 +34,8 @@ typedef struct gs_variant {
   int (*types_ok)(const gs_gemm *g);
   int (*math_ok)(const gs_gemm *g);
   /* NULL for a kernel that serves whatever it wins; else the opt-in a
-   * kernel with other numerics needs (after load_state). */
+   * kernel with other numerics needs: 1 yes, 0 no, -1 not known before
+   * load_state (asked again after it). */
   int (*opted_in)(const gs_gemm *g);
   unsigned layouts;
   unsigned epilogues;

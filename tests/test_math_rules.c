@@ -21,6 +21,7 @@ static gs_gemm f32_blas(int compute, int math)
   g.compute_type = compute;
   g.scale_type = GS_NONE;
   g.math_mode = math;
+  g.state_loaded = 1;
   return g;
 }
 
@@ -116,18 +117,25 @@ static void test_opt_in(void **s)
   tc.fp32_tc = 1;
   emu.emulate_single = 1;
   gs_gemm g = f32_blas(GS_NONE, CUBLAS_DEFAULT_MATH);
-  assert_false(gs_f32_tc_opted_in(&g, &none));
-  assert_true(gs_f32_tc_opted_in(&g, &tc));
-  assert_true(gs_f32_tc_opted_in(&g, &emu));
+  assert_int_equal(gs_f32_tc_opted_in(&g, &none), 0);
+  assert_int_equal(gs_f32_tc_opted_in(&g, &tc), 1);
+  assert_int_equal(gs_f32_tc_opted_in(&g, &emu), 1);
   g.math_mode = CUBLAS_FP32_EMULATED_BF16X9_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
-  assert_true(gs_f32_tc_opted_in(&g, &none));
+  assert_int_equal(gs_f32_tc_opted_in(&g, &none), 1);
+  /* before the handle's math mode is read, only the math mode can still say yes */
+  g.state_loaded = 0;
+  assert_int_equal(gs_f32_tc_opted_in(&g, &none), -1);
+  assert_int_equal(gs_f32_tc_opted_in(&g, &tc), 1);
   g = f32_blas(CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUBLAS_DEFAULT_MATH);
-  assert_true(gs_f32_tc_opted_in(&g, &none));
+  g.state_loaded = 0;
+  assert_int_equal(gs_f32_tc_opted_in(&g, &none), 1);
+  /* cuBLASLt has no math mode: known without reading the descriptors */
   g = f32_lt(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  assert_false(gs_f32_tc_opted_in(&g, &none));
-  assert_true(gs_f32_tc_opted_in(&g, &tc));
+  g.state_loaded = 0;
+  assert_int_equal(gs_f32_tc_opted_in(&g, &none), 0);
+  assert_int_equal(gs_f32_tc_opted_in(&g, &tc), 1);
   g = f32_lt(CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUDA_R_32F);
-  assert_true(gs_f32_tc_opted_in(&g, &none));
+  assert_int_equal(gs_f32_tc_opted_in(&g, &none), 1);
 }
 
 static void test_bf16(void **s)

@@ -67,7 +67,7 @@ static int setup(void **s)
   state_pointer_mode = 0;
   state_sm_target = 0;
   fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0 };
-  fake_opted_in = 0;
+  fake_opted_in = fake_opted_in_later = 0;
   return 0;
 }
 
@@ -167,8 +167,16 @@ static void test_opt_in_kernel(void **s)
 {
   (void)s;
   gs_gemm g = f32_call(); g.compute_type = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
-  fake_opted_in = 0;
+  fake_opted_in = fake_opted_in_later = 0;
   assert_int_equal(route(g), GS_R_NOT_OPTED_IN);
+  assert_int_equal(state_loads, 0);   /* a sure "no" costs no state read */
+  /* known only from the handle's state: read it, then decide */
+  fake_opted_in = -1;
+  fake_opted_in_later = 0;
+  assert_int_equal(route(g), GS_R_NOT_OPTED_IN);
+  assert_int_equal(state_loads, 1);
+  fake_opted_in_later = 1;
+  assert_int_equal(route(g), GS_R_ROUTED);
   fake_opted_in = 1;
   gs_decision d = gs_route(&g);
   assert_int_equal(d.reason, GS_R_ROUTED);

@@ -19,8 +19,9 @@ extern fake_gpu_t fake_gpu;
 extern const gs_variant f32_variant, bf16_variant;
 
 /* opt_in_variant: FP32 with compute type EMULATED_16BFX9 only, all layouts,
- * wins everywhere; serves only while fake_opted_in is nonzero. */
+ * wins everywhere; its opt-in answers fake_opted_in (1 yes, 0 no), or with
+ * -1 "not known before load_state" and fake_opted_in_later after it. */
 extern const gs_variant opt_in_variant;
-extern int fake_opted_in;
+extern int fake_opted_in, fake_opted_in_later;
 
 #endif
