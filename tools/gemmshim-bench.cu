@@ -705,6 +705,21 @@ static int selftest(cublasHandle_t h) {
   return fails;
 }
 
+/* The battery `list` (written for TN) once per layout l with run[l] set,
+ * in the order of `lays` ({trans_a, trans_b} pairs). */
+template <class Case, int N>
+static void repeat_per_layout(std::vector<Case> &list, const int (&lays)[N][2], const int *run) {
+  std::vector<Case> all;
+  for (int l = 0; l < N; ++l)
+    if (run[l])
+      for (Case c : list) {
+        c.ta = lays[l][0];
+        c.tb = lays[l][1];
+        all.push_back(c);
+      }
+  list.swap(all);
+}
+
 /* ------------------------------------------------------- selftest, bf16 */
 /* 1 if the linked bf16 kernel handles layout (ta, tb) at all (a minimal,
  * aligned problem with tight leading dims). */
@@ -838,17 +853,7 @@ static int selftest_bf16(cublasHandle_t h) {
   const int lays[3][2] = {{1, 0}, {0, 0}, {0, 1}};
   int lay_ok[3];
   for (int l = 0; l < 3; ++l) lay_ok[l] = bf16_layout_supported(lays[l][0], lays[l][1]);
-  {
-    std::vector<Case> all;
-    for (int l = 0; l < 3; ++l)
-      if (lay_ok[l])
-        for (Case c : list) {
-          c.ta = lays[l][0];
-          c.tb = lays[l][1];
-          all.push_back(c);
-        }
-    list.swap(all);
-  }
+  repeat_per_layout(list, lays, lay_ok);
 
   for (const Case &c : list) {
     ++cases;
@@ -1220,17 +1225,7 @@ static int selftest_3xtf32(cublasHandle_t h) {
   for (int l = 0; l < 4; ++l)
     lay_run[l] = lay_ok[l] &&
                  (!lenv || !*lenv || strstr(lenv, layout_name(lays[l][0], lays[l][1])) != nullptr);
-  {
-    std::vector<Case> all;
-    for (int l = 0; l < 4; ++l)
-      if (lay_run[l])
-        for (Case c : list) {
-          c.ta = lays[l][0];
-          c.tb = lays[l][1];
-          all.push_back(c);
-        }
-    list.swap(all);
-  }
+  repeat_per_layout(list, lays, lay_run);
 
   for (const Case &c : list) {
     ++cases;
