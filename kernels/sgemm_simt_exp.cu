@@ -14,6 +14,16 @@
  *     those cases as failures. Not for the library as is.
  *   GS_SIMT_LOOP = 2 with GS_X_BARK = kk: wait + barrier + next cp.async
  *     fetch together at k-step BARK (wait<STAGES-3>).
+ *   GS_X_KSA / GS_X_KSB = 1 (round 4, "KS"): keep the k-contiguous operand
+ *     (A in T layouts / B in N layouts) k-contiguous in shared memory:
+ *     [mn][k] rows of 16 floats, 16-byte slots XOR-swizzled by
+ *     (row >> 2) & 7 within each 128-byte line, filled by 16-byte cp.async
+ *     (no 4-byte copies left), read as one LDS.128 along k per row per 4
+ *     k-steps. Needs BK = 16. GS_X_KSORDER: FFMA order in that loop (0
+ *     i-outer, 1 j-outer, 2 default: keep the KS operand in the reuse cache).
+ *     GS_SIMT_UNROLL_KT there: 1 unless set > 1. MEASURED SLOWER (H200,
+ *     2026-12-03): 3-11% below the same tile without it in NN/TN/TT
+ *     (register-bank conflicts; sgemm_simt.NOTES.md round 4). Off by default.
  *   GS_SIMT_BK, GS_SIMT_STAGES, GS_SIMT_UNROLL_KT, GS_SIMT_ORDER,
  *   GS_SIMT_GROUP_M, GS_SIMT_LOOP = 0/1: as in sgemm_simt.cu. (The register-
  *   staged loader GS_SIMT_KREG is not carried over.)
@@ -93,6 +103,23 @@ namespace gs_sgemm_simt {
 #endif
 #ifndef GS_X_BN
 #define GS_X_BN 128
+#endif
+/* Round 4: k-contiguous operands kept k-contiguous in shared memory
+ * ("KS": [mn][k] rows of BK = 16 floats, XOR-swizzled 16-byte chunks,
+ * filled by 16-byte cp.async, read as LDS.128 along k: 4 k-steps a load).
+ * GS_X_KSA: A in T layouts; GS_X_KSB: B in N layouts. GS_X_KSDB = 1
+ * double-buffers the 4-k-step fragment groups (more registers). */
+#ifndef GS_X_KSA
+#define GS_X_KSA 0
+#endif
+#ifndef GS_X_KSB
+#define GS_X_KSB 0
+#endif
+#ifndef GS_X_KSDB
+#define GS_X_KSDB 0
+#endif
+#ifndef GS_X_KSORDER
+#define GS_X_KSORDER 2 /* 0 i-outer, 1 j-outer, 2 reuse the KS operand */
 #endif
 struct Cfg {
   static constexpr int BM = GS_X_BM, BN = GS_X_BN, BK = GS_SIMT_BK;
@@ -219,10 +246,53 @@ struct LoaderK {
   }
 };
 
-template <bool MN_CONTIG, int EXT>
+/* KS layout of one stage: EXT rows (mn) of BK = 16 floats (64 bytes, no
+ * pad). Two rows make one 128-byte line (8 bank groups of 16 bytes); the
+ * 16-byte slot q = (row & 1) * 4 + chunk of a line is stored at
+ * q ^ ((row >> 2) & 7). A warp's fragment read touches rows r0 + 4 t
+ * (t = 0..7 for the 8 m-lanes, 0..3 for the 4 n-lanes), all of one parity:
+ * (row >> 2) & 7 takes distinct values there, so the slots hit distinct bank
+ * groups (one wavefront per LDS.128). A warp's cp.async writes cover whole
+ * lines (conflict-free whatever the swizzle). */
+__device__ __forceinline__ int ks_off(int row, int chunk) {
+  return (row >> 1) * 32 + ((((row & 1) << 2) | chunk) ^ ((row >> 2) & 7)) * 4;
+}
+/* Operand contiguous along k, kept so: element (kk, mn) at g[mn * ld + kk],
+ * 4 lanes per 64-byte row, 8 rows per warp instruction. */
+template <int EXT>
+struct LoaderKS {
+  static constexpr int CPR = Cfg::BK / 4; /* 16-byte chunks per row */
+  static constexpr int ROWS_PER_PASS = Cfg::THREADS / CPR;
+  static constexpr int PASSES = EXT / ROWS_PER_PASS;
+  static_assert(Cfg::BK == 16, "KS layout: 64-byte rows, two per 128-byte line");
+  static_assert(EXT % ROWS_PER_PASS == 0 && ROWS_PER_PASS % 32 == 0,
+                "passes keep the swizzle term (row >> 2) & 7");
+  const float *g;
+  int64_t col_step;
+  int soff;
+  __device__ __forceinline__ LoaderKS(const float *base, int64_t ld, int mn0, int tid) {
+    const int row = tid / CPR, c = tid % CPR;
+    g = base + (int64_t)(mn0 + row) * ld + c * 4;
+    col_step = (int64_t)ROWS_PER_PASS * ld;
+    soff = ks_off(row, c);
+  }
+  __device__ __forceinline__ void fetch(float *s) {
+    const float *p = g;
+#pragma unroll
+    for (int i = 0; i < PASSES; ++i) {
+      cp_async_16(s + soff + i * ROWS_PER_PASS * Cfg::BK, p);
+      p += col_step;
+    }
+    g += Cfg::BK;
+  }
+};
+
+template <bool MN_CONTIG, int EXT, bool KS = false>
 struct LoaderSel { using T = LoaderMN<EXT>; };
 template <int EXT>
-struct LoaderSel<false, EXT> { using T = LoaderK<EXT>; };
+struct LoaderSel<false, EXT, false> { using T = LoaderK<EXT>; };
+template <int EXT>
+struct LoaderSel<false, EXT, true> { using T = LoaderKS<EXT>; };
 
 /* TA/TB: 1 = op is transpose (cuBLAS 'T'). op(A) is m x k: A stored m x k
  * (N, contiguous along m) or k x m (T, contiguous along k). op(B) is k x n:
@@ -247,8 +317,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const int tile_n = in_group / gsize;
   const int m0 = tile_m * Cfg::BM, n0 = tile_n * Cfg::BN;
 
-  using LA = typename LoaderSel<TA == 0, Cfg::BM>::T;
-  using LB = typename LoaderSel<TB == 1, Cfg::BN>::T;
+  constexpr bool KSA = GS_X_KSA && TA == 1; /* A kept [m][k] in smem */
+  constexpr bool KSB = GS_X_KSB && TB == 0; /* B kept [n][k] in smem */
+  using LA = typename LoaderSel<TA == 0, Cfg::BM, KSA>::T;
+  using LB = typename LoaderSel<TB == 1, Cfg::BN, KSB>::T;
   LA la(p.A, p.lda, m0, tid);
   LB lb(p.B, p.ldb, n0, tid);
 
@@ -271,6 +343,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const int b_off = wn * Cfg::WN + tn * 4; /* + 16 * jj */
   constexpr int A_RUN = Cfg::WM / (Cfg::TM / 4); /* 32 */
   constexpr int B_RUN = Cfg::WN / (Cfg::TN / 4); /* 16 */
+  constexpr bool a_off_is_x4 = Cfg::WM % 4 == 0 && Cfg::WN % 4 == 0;
 
   float acc[Cfg::TM][Cfg::TN];
 #pragma unroll
@@ -292,6 +365,128 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
           *reinterpret_cast<const float4 *>(rb + jj * B_RUN);
   };
 
+  if constexpr (KSA || KSB) {
+    /* Round 4 main loop: the KS operand(s) are read 4 k-steps at a time
+     * (one LDS.128 along k per row), the k-major one(s) a k-step at a time
+     * as before. Group registers single-buffered: group g+1 is loaded after
+     * group g's last k-step in program order (ptxas hoists what registers
+     * allow). */
+    constexpr int G = 4, NG = Cfg::BK / G;
+    /* FFMA order. A KS fragment value for k-step s sits in register 4r + s:
+     * all of one register-bank parity within a k-step, so it is the operand
+     * to keep in the reuse cache (auto: j-outer when only B is KS), letting
+     * ptxas give each accumulator the parity opposite its k-major operand. */
+    constexpr bool KS_JOUTER = GS_X_KSORDER == 1 || (GS_X_KSORDER == 2 && KSB && !KSA);
+    static_assert(Cfg::BK % G == 0, "");
+    static_assert(A_RUN % 16 == 0 && B_RUN % 16 == 0 && a_off_is_x4,
+                  "fragment rows r0 + ro with r0 % 4 == 0, ro & 12 == 0: swizzle term is r0's");
+    float4 qa[KSA ? Cfg::TM : 1], qb[KSB ? Cfg::TN : 1];
+    /* (row >> 2) & 7 of the thread's first fragment row, times 4 floats */
+    const int ya = ((a_off >> 2) & 7) * 4, yb = ((b_off >> 2) & 7) * 4;
+    const int basea = (a_off >> 1) * 32, baseb = (b_off >> 1) * 32;
+    auto ks_frag = [&](const float *st, int base, int y4, int ro, int g) -> float4 {
+      /* ks_off(r0 + ro, g) with r0 % 4 == 0 and ro & 12 == 0 */
+      const int x = ((((ro & 1) << 2) | g) ^ ((ro >> 2) & 7)) * 4;
+      return *reinterpret_cast<const float4 *>(st + base + (ro >> 1) * 32 + (x ^ y4));
+    };
+    auto load_step = [&](int buf, int stage, int kk) {
+      if constexpr (!KSA) {
+        const float *ra = &sm.a[stage][kk][a_off];
+#pragma unroll
+        for (int ii = 0; ii < Cfg::TM / 4; ++ii)
+          *reinterpret_cast<float4 *>(&fa[buf][ii * 4]) =
+              *reinterpret_cast<const float4 *>(ra + ii * A_RUN);
+      }
+      if constexpr (!KSB) {
+        const float *rb = &sm.b[stage][kk][b_off];
+#pragma unroll
+        for (int jj = 0; jj < Cfg::TN / 4; ++jj)
+          *reinterpret_cast<float4 *>(&fb[buf][jj * 4]) =
+              *reinterpret_cast<const float4 *>(rb + jj * B_RUN);
+      }
+    };
+    auto load_group = [&](int stage, int g) {
+      if constexpr (KSA) {
+        const float *st = &sm.a[stage][0][0];
+#pragma unroll
+        for (int i = 0; i < Cfg::TM; ++i)
+          qa[i] = ks_frag(st, basea, ya, (i / 4) * A_RUN + i % 4, g);
+      }
+      if constexpr (KSB) {
+        const float *st = &sm.b[stage][0][0];
+#pragma unroll
+        for (int j = 0; j < Cfg::TN; ++j)
+          qb[j] = ks_frag(st, baseb, yb, (j / 4) * B_RUN + j % 4, g);
+      }
+    };
+    auto comp = [](const float4 &v, int s) -> float {
+      return s == 0 ? v.x : s == 1 ? v.y : s == 2 ? v.z : v.w;
+    };
+
+    cp_async_wait<Cfg::STAGES - 2>();
+    __syncthreads();
+    load_step(0, 0, 0);
+    load_group(0, 0);
+
+    int read_stage = 0;
+    int write_stage = Cfg::STAGES - 1;
+    int next_tile = Cfg::STAGES - 1;
+#if GS_SIMT_UNROLL_KT > 1
+    constexpr int UNROLL_KS = GS_SIMT_UNROLL_KT;
+#pragma unroll(UNROLL_KS)
+#else
+#pragma unroll 1
+#endif
+    for (int kt = 0; kt < KT; ++kt) {
+      /* The 16 k-steps written out as calls with constant (g, s): LLVM left
+       * both a 16-step loop and a 4 x 4 nest rolled (the comp() selects put
+       * it over the full-unroll threshold), which makes g a runtime value. */
+      auto kstep = [&](const int g, const int s) {
+        const int kk = g * G + s;
+        if (kk == Cfg::BK - 1) {
+          cp_async_wait<Cfg::STAGES - 2>();
+          __syncthreads();
+          read_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
+        }
+        load_step((kk + 1) & 1, read_stage, (kk + 1) % Cfg::BK);
+        if (kk == 0) {
+          if (next_tile < KT) {
+            la.fetch(&sm.a[write_stage][0][0]);
+            lb.fetch(&sm.b[write_stage][0][0]);
+          }
+          cp_async_commit();
+          write_stage = (write_stage + 1 == Cfg::STAGES) ? 0 : write_stage + 1;
+          ++next_tile;
+        }
+        if constexpr (KS_JOUTER) {
+#pragma unroll
+          for (int j = 0; j < Cfg::TN; ++j)
+#pragma unroll
+            for (int i = 0; i < Cfg::TM; ++i) {
+              const float av = KSA ? comp(qa[KSA ? i : 0], s) : fa[kk & 1][i];
+              const float bv = KSB ? comp(qb[KSB ? j : 0], s) : fb[kk & 1][j];
+              acc[i][j] = fmaf(av, bv, acc[i][j]);
+            }
+        } else {
+#pragma unroll
+          for (int i = 0; i < Cfg::TM; ++i)
+#pragma unroll
+            for (int j = 0; j < Cfg::TN; ++j) {
+              const float av = KSA ? comp(qa[KSA ? i : 0], s) : fa[kk & 1][i];
+              const float bv = KSB ? comp(qb[KSB ? j : 0], s) : fb[kk & 1][j];
+              acc[i][j] = fmaf(av, bv, acc[i][j]);
+            }
+        }
+        if (s == G - 1) load_group(read_stage, (g + 1) % NG);
+      };
+      static_assert(Cfg::BK == 16, "KS loop body is written for 4 groups of 4 k-steps");
+      kstep(0, 0); kstep(0, 1); kstep(0, 2); kstep(0, 3);
+      kstep(1, 0); kstep(1, 1); kstep(1, 2); kstep(1, 3);
+      kstep(2, 0); kstep(2, 1); kstep(2, 2); kstep(2, 3);
+      kstep(3, 0); kstep(3, 1); kstep(3, 2); kstep(3, 3);
+    }
+    (void)NG;
+  } else {
   cp_async_wait<Cfg::STAGES - 2>();
   __syncthreads();
   load_frag(0, 0, 0);
@@ -390,6 +585,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     }
   }
 #endif
+  } /* KS / classic main loop */
   cp_async_wait<0>();
 
   /* Epilogue. */
