@@ -57,9 +57,8 @@
  *     says whether any row of the B tile was, and only then is cross B
  *     written (from big B); otherwise the consumers point the cross chain
  *     at big B (cross == big for finite values). Consumers decide per
- *     warpgroup and step (bar.red.or over the warpgroup: every wgmma must
- *     be executed by the whole warpgroup) between split_fast and
- *     split_words for their A values.
+ *     warp and step (a vote; both splits feed the same wgmma sequence)
+ *     between split_fast and split_words for their A values.
  *   - Shared memory (224 KB): a ring of S = 4 TMA stages (A 128x32 FP32 +
  *     B 128x32 FP32, 128-byte swizzle, 32 KB a stage) and a ring of P = 3
  *     part sets (B small, B cross: 32 KB a set). B's big part is written in
@@ -73,11 +72,14 @@
  *     fence.proxy.async: generic-proxy writes read by wgmma), pempty[p]
  *     (8 consumer-warp arrivals once wgmma_wait shows the step's wgmmas
  *     done). Consumers wait full (for A) and pfull (for B's parts).
- *   - Consumer step: split the 16 A values (4 substeps x 4 values x 3
- *     words), wait pfull, take the issue turn (named barrier; the two
- *     consumers alternate, so one's drain is covered by the other's queued
- *     wgmmas), 12 wgmmas in one group, hand the turn over, load and vote on
- *     the next step's A, drain, release the part set, 64 FADDs.
+ *   - Consumer step: wait full, load the 16 A values, vote, wait pfull;
+ *     per substep (4 a step): wait until at most 2 wgmma groups are in
+ *     flight, split its 4 A values (3 words each), issue cross*small and
+ *     small*cross as one group; then the 4 big*big products as one group
+ *     (GS_3XTF32_DEFER_BIG), drain, release the part set, 64 FADDs.
+ *     (GS_3XTF32_V2=1, the loop measured first: all 16 values split
+ *     first, the 12 wgmmas in one group, the two consumers taking turns;
+ *     2-8% slower, see the NOTES.)
  *   - Epilogue through the drained TMA ring: accumulators staged
  *     column-major (column pitch 68 floats: conflict-free fragment writes),
  *     then runs of 4 rows per thread: alpha * acc (+ beta * C when
@@ -130,11 +132,11 @@ using namespace gs_sm90;
  *   GS_3XTF32_SPEC         split group: 1 (default) splits speculatively
  *                          with split_fast and redoes a non-tame half-row;
  *                          0 checks first, then takes one of the two paths;
- *   GS_3XTF32_V2           consumer loop: 1 (default with CHUNK_STEPS 1 and
- *                          FAST) one chunk per K-step, its 12 wgmmas issued
- *                          together (split first), next A loaded before the
- *                          drain; 0: the first version's chunk loop, with
- *                          per-substep groups;
+ *   GS_3XTF32_V2           consumer loop: 0 (default) the chunk loop with
+ *                          per-substep groups; 1: one chunk per K-step,
+ *                          its 12 wgmmas issued together (split first),
+ *                          next A loaded before the drain (needs
+ *                          CHUNK_STEPS 1 and FAST);
  *   GS_3XTF32_ORDER        V2: 1 (default) the 8 correction products before
  *                          the 4 big*big ones; 0 interleaved per substep;
  *   GS_3XTF32_PINGPONG     V2: 1 (default) the two consumers take turns
@@ -142,18 +144,17 @@ using namespace gs_sm90;
  *   GS_3XTF32_INTERLEAVE   V2: split substep j just before its wgmmas
  *                          instead of all four first (0 by default);
  *   GS_3XTF32_DEFER_BIG    V2=0: the big*big wgmmas of a step after all its
- *                          corrections (the ORDER idea in the first
- *                          version's loop; 0 by default, not yet measured);
+ *                          corrections (the ORDER idea in the chunk loop;
+ *                          1 by default);
  *   GS_3XTF32_INFLIGHT     V2=0: wgmma groups left in flight at each
  *                          substep's wait (0..3; 2 by default);
  *   GS_3XTF32_SPLIT_REGS / _CONSUMER_REGS  the setmaxnreg split (56/224;
  *                          40/232 spills in the split group);
  *   GS_3XTF32_GROUP_M      tile rows per raster group;
- *   GS_3XTF32_LAYOUTS      1: the kernel becomes a template over the
- *                          layout and the launcher also takes NN, NT and
- *                          TT (0 by default: TN only, the code measured;
- *                          the layouts are checked on the CPU only so far,
- *                          see the NOTES). Needs V2 and FAST (defaults). */
+ *   GS_3XTF32_LAYOUTS      1 (default): the kernel is a template over the
+ *                          layout and the launcher takes TN, NN, NT and
+ *                          TT; 0: TN only. Needs FAST and chunks of one
+ *                          K-step (the defaults). */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
@@ -173,11 +174,7 @@ using namespace gs_sm90;
 #define GS_3XTF32_FAST 1
 #endif
 #ifndef GS_3XTF32_V2
-#if GS_3XTF32_CHUNK_STEPS == 1 && GS_3XTF32_FAST
-#define GS_3XTF32_V2 1
-#else
 #define GS_3XTF32_V2 0
-#endif
 #endif
 #ifndef GS_3XTF32_SPEC
 #define GS_3XTF32_SPEC 1
@@ -186,7 +183,7 @@ using namespace gs_sm90;
 #define GS_3XTF32_INTERLEAVE 0
 #endif
 #ifndef GS_3XTF32_DEFER_BIG
-#define GS_3XTF32_DEFER_BIG 0
+#define GS_3XTF32_DEFER_BIG 1
 #endif
 #ifndef GS_3XTF32_ORDER
 #define GS_3XTF32_ORDER 1
@@ -195,7 +192,7 @@ using namespace gs_sm90;
 #define GS_3XTF32_PINGPONG 1
 #endif
 #ifndef GS_3XTF32_LAYOUTS
-#define GS_3XTF32_LAYOUTS 0
+#define GS_3XTF32_LAYOUTS 1
 #endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
@@ -636,8 +633,8 @@ __device__ __forceinline__ void load_stage(Smem &sm, int s, int kt, int m0, int 
 static_assert(Cfg::BM == 4 * MN_BOX && Cfg::BN == 4 * MN_BOX && Cfg::BK == 32,
               "MN-major tiles are four 32 x 32 boxes");
 static_assert(MN_BOX * 4 == 128, "an MN-major box row is one 128-byte swizzle span");
-static_assert(GS_3XTF32_V2 && GS_3XTF32_FAST,
-              "layouts NN/NT/TT are built on the default consumer loop (V2, FAST)");
+static_assert(GS_3XTF32_FAST && GS_3XTF32_CHUNK_STEPS == 1,
+              "layouts NN/NT/TT need the fast split and chunks of one K-step");
 #endif /* GS_3XTF32_LAYOUTS */
 
 #if GS_3XTF32_LAYOUTS
@@ -1073,6 +1070,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       /* x[0..3]: row r0, k = 8tq + j; x[4..7]: row r0, k = 8tq + 4 + j;
        * x[8..11], x[12..15]: the same for row r0 + 8. */
       float x[16];
+#if GS_3XTF32_LAYOUTS
+      if constexpr (Lay<LAY>::A_MN)
+        load_a_mn(sm.a[s], r0, tq, x);
+      else
+#endif
       {
         const float *at = sm.a[s];
         const float4 v0 = ld_shared_f4(at + oa0), v1 = ld_shared_f4(at + oa1);
@@ -1091,6 +1093,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       const bool fast = __all_sync(0xffffffffu, tame(mx));
 #endif
       mbar_wait(&sm.pfull[q], q_ph, TAG_PFULL);
+#if GS_3XTF32_LAYOUTS
+      /* As in the V2 loop (same expressions, kept inline: a helper
+       * returning the three changed the generated code). */
+      const uint64_t d_big = smem_desc_sw128_kmajor(LAY == LAY_TN ? sm.b[s] : sm.bc[q]);
+      const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
+      const uint64_t d_crs =
+          sm.pwild[q] ? smem_desc_sw128_kmajor(LAY == LAY_TN ? sm.bc[q] : sm.b[s]) : d_big;
+#else
       const uint64_t d_big = smem_desc_sw128_kmajor(sm.b[s]);
       const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
 #if GS_3XTF32_FAST
@@ -1099,6 +1109,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 #else
       const uint64_t d_crs = smem_desc_sw128_kmajor(sm.bc[q]);
 #endif
+#endif /* GS_3XTF32_LAYOUTS */
 
 #if GS_3XTF32_DEFER_BIG
       uint32_t big_keep[Cfg::KSUB][4];

@@ -1,7 +1,7 @@
 /* FP32 GEMM on Hopper tensor cores with 3xTF32 (big*big + big*small +
  * small*big) and FP32 accumulation of per-K-chunk partials outside the
- * tensor cores (Ootomo-Yokota), layout TN (and NN, NT, TT when the kernel
- * file is compiled with -DGS_3XTF32_LAYOUTS=1); see kernels/gemm_f32_3xtf32.cu
+ * tensor cores (Ootomo-Yokota), layouts TN, NN, NT and TT (TN only when the
+ * kernel file is compiled with -DGS_3XTF32_LAYOUTS=0); see kernels/gemm_f32_3xtf32.cu
  * for the technique and kernels/gemm_f32_3xtf32.NOTES.md for its status
  * and measurements (H200, 2026-12-03). sm_90a only. */
 #ifndef GS_GEMM_F32_3XTF32_H
@@ -15,20 +15,17 @@ extern "C" {
 
 /* The class gs_gemm_f32_3xtf32_launch handles (everything else is refused
  * with GS_K_UNSUPPORTED, never launched):
- *   layout TN only (the default build): trans_a == 1, trans_b == 0
- *     (cuBLAS column-major:
- *     D[m,n] = alpha * A^T B + beta * C, A stored k x m with lda >= k,
- *     B stored k x n with ldb >= k: both operands contiguous along k,
- *     which is what TF32 wgmma reads);
- *   built with -DGS_3XTF32_LAYOUTS=1 (not the default; NOT yet run on a
- *     GPU, see the NOTES): TN as above and, D = alpha op(A) op(B) + beta C,
+ *   layouts (cuBLAS column-major, D = alpha op(A) op(B) + beta C):
+ *     TN: trans_a 1, trans_b 0: A stored k x m, lda >= k; B stored k x n,
+ *         ldb >= k (both operands contiguous along k, which is what TF32
+ *         wgmma reads from shared memory; the others are rearranged there);
  *     NN: trans_a 0, trans_b 0: A stored m x k, lda >= m; B stored k x n,
  *         ldb >= k;
  *     NT: trans_a 0, trans_b 1: A stored m x k, lda >= m; B stored n x k,
  *         ldb >= n;
  *     TT: trans_a 1, trans_b 1: A stored k x m, lda >= k; B stored n x k,
  *         ldb >= n;
- *     everything else below the same for all four;
+ *     (a build with -DGS_3XTF32_LAYOUTS=0: TN only);
  *   A, B, C, D, bias: CUDA_R_32F; alpha/beta FP32;
  *   m % 128 == 0, n % 128 == 0, k % 32 == 0, all > 0 and < 2^31;
  *   A, B, C, D, bias (when used) 16-byte aligned;

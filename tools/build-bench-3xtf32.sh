@@ -12,18 +12,17 @@
 #                                           # -> build-3xtf32/gemmshim-bench-dbg:
 #                                           #    mbarrier waits that trap with a
 #                                           #    message instead of hanging
-#   NAME=v1 EXTRA_FLAGS="-DGS_3XTF32_FAST=0 -DGS_3XTF32_CHUNK_STEPS=2" \
+#   NAME=v2 EXTRA_FLAGS="-DGS_3XTF32_V2=1 -DGS_3XTF32_DEFER_BIG=0" \
 #     sh tools/build-bench-3xtf32.sh        # a tuning variant (here the
-#                                           # first version: chunks of 64;
+#                                           # consumer loop measured first;
 #                                           # the GS_3XTF32_* macros are
 #                                           # listed in the kernel's source)
-#   NAME=lay EXTRA_FLAGS=-DGS_3XTF32_LAYOUTS=1 sh tools/build-bench-3xtf32.sh
-#                                           # -> build-3xtf32/gemmshim-bench-lay:
-#                                           #    the kernel with layouts NN, NT
-#                                           #    and TT besides TN (the selftest
-#                                           #    runs its battery per layout)
-#   NAME=laydbg EXTRA_FLAGS="-DGS_3XTF32_LAYOUTS=1 -DGS_DEBUG_WAIT" \
-#     sh tools/build-bench-3xtf32.sh        # the same with bounded waits
+#   NAME=tn EXTRA_FLAGS=-DGS_3XTF32_LAYOUTS=0 sh tools/build-bench-3xtf32.sh
+#                                           # -> build-3xtf32/gemmshim-bench-tn:
+#                                           #    the kernel for layout TN only
+#                                           #    (the default build has TN, NN,
+#                                           #    NT and TT; the selftest runs
+#                                           #    its battery per layout)
 #   F32X3=0 sh tools/build-bench-3xtf32.sh  # without the 3xTF32 object: the
 #                                           # bench links (weak symbols) and
 #                                           # --kernel f32_3xtf32 exits 2
@@ -35,7 +34,7 @@
 # kernel spills or ptxas says it serialized or patched its wgmma pipeline
 # (C7510-C7519 messages), since its design depends on neither happening
 # (with EXTRA_FLAGS set, e.g. the debug build, whose printf is a call inside
-# the pipeline, that is only a note; EXTRA_FLAGS=-DGS_3XTF32_LAYOUTS=1 alone
+# the pipeline, that is only a note; EXTRA_FLAGS=-DGS_3XTF32_LAYOUTS=0 alone
 # is held to the default's rule).
 set -eu
 cd "$(dirname "$0")/.."
@@ -75,7 +74,7 @@ if [ "$F32X3" != 0 ]; then
     PROBLEM="${PROBLEM:+$PROBLEM and }has its wgmma pipeline changed by ptxas"
   fi
   case "${EXTRA_FLAGS:-}" in
-    "" | "-DGS_3XTF32_LAYOUTS=1") STRICT=1 ;;
+    "" | "-DGS_3XTF32_LAYOUTS=0") STRICT=1 ;;
     *) STRICT=0 ;;
   esac
   if [ -n "$PROBLEM" ]; then

@@ -1297,7 +1297,14 @@ static int selftest_3xtf32(cublasHandle_t h) {
     /* Near FLT_MIN the error is reported (against a TF32-level 2^-9), not
      * judged; NaN/Inf/unwritten elements or unstable bits still fail. */
     const bool info = c.dist >= 4;
-    const bool in_tol = e <= (info ? 0x1p-9 : 2.0 * ec);
+    /* Wide-range data (dist 1): SGEMM's error there depends on the data
+     * (1e-8..1e-7) while the two-part split has a floor of its own
+     * (3e-8..1.7e-7 over 56 shapes and four layouts, the NOTES), so the
+     * ratio swings 0.9-8x with the draw. The check is for mistakes (a lost
+     * correction term costs ~1e-4, an index mistake ~1): 2x SGEMM's error
+     * or 2^-21, whichever is larger. The accuracy target is the sweep's. */
+    const double tol = info ? 0x1p-9 : c.dist == 1 ? fmax(2.0 * ec, 0x1p-21) : 2.0 * ec;
+    const bool in_tol = e <= tol;
     int ok = s == GS_K_OK && (info || in_tol) && same && nonfinite == 0;
     if (!ok) ++fails;
     printf("selftest %s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g %s%s%s[%s] (%s): err %.3e "

@@ -1,8 +1,8 @@
 /* GPU check: the FP32 SIMT kernel, reached through the shim's cuBLAS entry
  * points, against an FP64 reference (cuBLAS DGEMM) and cuBLAS SGEMM.
  * Built a second time with GS_CHECK_F32_TC as check_f32_tc: the same
- * battery for the FP32 tensor-core kernel (3xTF32, opt-in, TN only), plus
- * who may opt in and the Inf/NaN pattern.
+ * battery for the FP32 tensor-core kernel (3xTF32, opt-in, all four
+ * layouts), plus who may opt in and the Inf/NaN pattern per layout.
  *
  * This program is linked with the shim's own objects, so its calls to
  * cublasSgemm_v2 & co. are the shim's wrappers (the real cuBLAS is found
@@ -30,13 +30,11 @@
 #ifdef GS_CHECK_F32_TC
 #define KERNEL "gemm_f32_3xtf32"
 #define CHECK_NAME "check_f32_tc"
-/* TN only; k in multiples of 32 */
-#define TC_ONLY(ta, tb) ((ta) == 1 && (tb) == 0)
+/* k in multiples of 32 */
 #define K_STEP 32
 #else
 #define KERNEL "sgemm_simt"
 #define CHECK_NAME "check_sgemm"
-#define TC_ONLY(ta, tb) 1
 #define K_STEP 16
 #endif
 
@@ -249,7 +247,6 @@ static void battery(cublasHandle_t h)
   const float alphas[] = { 1.0f, -0.5f, 2.0f }, betas[] = { 0.0f, 1.0f, 0.3f };
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++) {
-      if (!TC_ONLY(ta, tb)) continue;
       problem p = make(ta, tb, 256, 384, 160, 0);
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) check_sgemm(h, &p, alphas[a], betas[b], 0, "layouts");
@@ -510,45 +507,61 @@ static void huge(cublasHandle_t h)
 }
 
 #ifdef GS_CHECK_F32_TC
-/* NN has no tensor-core path yet: it goes to the strict SIMT kernel. */
-static void other_layouts_stay_strict(cublasHandle_t h)
+/* k = 48 is outside this kernel's class (k % 32) and inside the strict
+ * SIMT kernel's (k % 16): the call goes there, not to cuBLAS. */
+static void out_of_class_stays_strict(cublasHandle_t h)
 {
-  problem p = make(0, 0, 256, 256, 256, 0);
+  problem p = make(0, 0, 256, 256, 48, 0);
   float alpha = 1, beta = 0;
+  /* first_use's calls all went to this kernel, so this is sgemm_simt's first
+   * NN call: its self-check (the caller gets cuBLAS's result). Count the next. */
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 48, &alpha, p.A, 256, p.B, 48, &beta,
+                    p.C, 256));
   uint64_t before = served(), simt = gs_tally_count("sgemm_simt", GS_R_ROUTED);
-  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 256, &alpha, p.A, 256, p.B, 256, &beta,
+  CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 48, &alpha, p.A, 256, p.B, 48, &beta,
                     p.C, 256));
   CU(cudaDeviceSynchronize());
-  verdict("NN: served by sgemm_simt, not this kernel",
+  verdict("NN k = 48: served by sgemm_simt, not this kernel",
           served() == before && gs_tally_count("sgemm_simt", GS_R_ROUTED) == simt + 1, 0, 0);
   release(&p);
 }
 
 static int fclass(float x) { return isnan(x) ? 3 : isinf(x) ? (x > 0 ? 1 : 2) : 0; }
 
+/* Element (i, l) of op(A) and (l, j) of op(B), on the host copies. */
+static float *a_at(const problem *p, int64_t i, int64_t l)
+{
+  return p->ta ? &p->hA[l + i * p->lda] : &p->hA[i + l * p->lda];
+}
+static float *b_at(const problem *p, int64_t l, int64_t j)
+{
+  return p->tb ? &p->hB[j + l * p->ldb] : &p->hB[l + j * p->ldb];
+}
+
 /* Inf and NaN in A and B: D has SGEMM's Inf/NaN pattern, and its finite
  * part agrees with SGEMM's. */
-static void non_finite(cublasHandle_t h)
+static void non_finite(cublasHandle_t h, int ta, int tb)
 {
   const int m = 256, n = 256, k = 512;
-  problem p = make(1, 0, m, n, k, 0);
-  for (int c = 0; c < 40; c++) {   /* A is k x m: row l of column i */
+  problem p = make(ta, tb, m, n, k, 0);
+  for (int c = 0; c < 40; c++) {
     int i = (c * 37) % m, l = (c * 101) % k;
-    p.hA[l + i * k] = c % 3 == 0 ? INFINITY : c % 3 == 1 ? -INFINITY : NAN;
+    *a_at(&p, i, l) = c % 3 == 0 ? INFINITY : c % 3 == 1 ? -INFINITY : NAN;
   }
-  p.hB[5 + 7 * k] = INFINITY;
-  p.hB[9 + 200 * k] = 0.0f;   /* Inf * 0 where a column of A meets it */
+  *b_at(&p, 5, 7) = INFINITY;
+  *b_at(&p, 9, 200) = 0.0f;   /* Inf * 0 where a column of A meets it */
   CU(cudaMemcpy(p.A, p.hA, (size_t)(k * m) * 4, cudaMemcpyHostToDevice));
   CU(cudaMemcpy(p.B, p.hB, (size_t)(k * n) * 4, cudaMemcpyHostToDevice));
+  const cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   float alpha = 1, beta = 0;
   float *ours = malloc((size_t)(m * n) * 4), *theirs = malloc((size_t)(m * n) * 4);
   reset_c(&p, 0);
   uint64_t before = served();
-  CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, p.A, k, p.B, k, &beta, p.C, m));
+  CB(cublasSgemm_v2(h, oa, ob, m, n, k, &alpha, p.A, (int)p.lda, p.B, (int)p.ldb, &beta, p.C, m));
   CU(cudaDeviceSynchronize());
   CU(cudaMemcpy(ours, p.C, (size_t)(m * n) * 4, cudaMemcpyDeviceToHost));
   reset_c(&p, 0);
-  CB(real_sgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, p.A, k, p.B, k, &beta, p.C, m));
+  CB(real_sgemm(h, oa, ob, m, n, k, &alpha, p.A, (int)p.lda, p.B, (int)p.ldb, &beta, p.C, m));
   CU(cudaDeviceSynchronize());
   CU(cudaMemcpy(theirs, p.C, (size_t)(m * n) * 4, cudaMemcpyDeviceToHost));
   long mismatched = 0, nonfinite = 0;
@@ -563,8 +576,8 @@ static void non_finite(cublasHandle_t h)
   }
   double e = sqrt(num / (den > 0 ? den : 1));
   char what[120];
-  snprintf(what, sizeof what, "Inf/NaN inputs: SGEMM's pattern (%ld non-finite, %ld differ)",
-           nonfinite, mismatched);
+  snprintf(what, sizeof what, "%c%c Inf/NaN inputs: SGEMM's pattern (%ld non-finite, %ld differ)",
+           ta ? 'T' : 'N', tb ? 'T' : 'N', nonfinite, mismatched);
   verdict(what, served() == before + 1 && nonfinite > 0 && mismatched == 0 && e < 1e-5, e, 0);
   free(ours); free(theirs);
   release(&p);
@@ -654,8 +667,9 @@ int main(void)
   threads(h);
   huge(h);
 #ifdef GS_CHECK_F32_TC
-  other_layouts_stay_strict(h);
-  non_finite(h);
+  out_of_class_stays_strict(h);
+  for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++) non_finite(h, ta, tb);
   who_opts_in(h);
 #endif
   cublasDestroy_v2(h);
