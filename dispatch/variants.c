@@ -76,10 +76,10 @@ static int f32_tc_opted_in(const gs_gemm *g) { return gs_f32_tc_opted_in(g, gs_c
 
 /* Where it measured faster than cuBLAS SGEMM and at most half its error on
  * randn data, in each of TN, NN, NT and TT (H200,
- * bench/results/f32_3xtf32-layouts-h200-2026-12-03.csv, 56 of 56 shapes):
- * 4096^2 and 8192^2 with K = 256..16384, 1.60-2.21x, error 0.19-0.49x
- * SGEMM's; m 1024..6144, n 2048..8192, K 1024..4096 (train.py's Linear
- * shapes among them), 1.81-2.46x, error 0.21-0.42x. */
+ * bench/results/f32_3xtf32-layouts-tt-nt-h200-2026-12-03.csv, 56 of 56
+ * shapes): m, n 4096..8192 with K = 256..16384, 1.63-2.24x, error
+ * 0.19-0.49x SGEMM's; m 1024..6144, n 2048..8192, K 1024..4096 (train.py's
+ * Linear shapes among them), 1.88-2.48x, error 0.21-0.42x. */
 static const gs_win_rule f32_3xtf32_wins[] = {
   { GS_LAYOUT_ALL, 4096, 8192, 4096, 8192, 256, 16384 },
   { GS_LAYOUT_ALL, 1024, 8192, 2048, 8192, 1024, 4096 },

@@ -67,7 +67,8 @@
  *     the split group's wait for part set (t % P) to be free is also the
  *     wait for TMA slot (t + 1) % S, so thread 0 issues load t + 1 there
  *     without ever blocking the split on a second barrier.
- *   - mbarriers: full[s] (1 arrival + the stage's 32 KB of TMA bytes),
+ *   - mbarriers: full[s] (1 arrival + the stage's 32 KB of TMA bytes; NT:
+ *     4 arrivals, see TmaSpread),
  *     pfull[p] (128 split-thread arrivals, each after its own
  *     fence.proxy.async: generic-proxy writes read by wgmma), pempty[p]
  *     (8 consumer-warp arrivals once wgmma_wait shows the step's wgmmas
@@ -154,7 +155,17 @@ using namespace gs_sm90;
  *   GS_3XTF32_LAYOUTS      1 (default): the kernel is a template over the
  *                          layout and the launcher takes TN, NN, NT and
  *                          TT; 0: TN only. Needs FAST and chunks of one
- *                          K-step (the defaults). */
+ *                          K-step (the defaults).
+ *   GS_3XTF32_NT_SPLIT_NM  NT's B split: 0 (default) one LDS.32 a value
+ *                          (split_row_lay); 1 split_nm, as TT (measured
+ *                          2.9% slower in NT, 2026-12-03).
+ *   GS_3XTF32_TMA_SPREAD   a mask of layouts (bit 1 NN, 2 NT, 3 TT) whose
+ *                          stage TMA loads are spread over lane 0 of the
+ *                          four split warps (load_stage_part) instead of
+ *                          thread 0 issuing all of them: 4 (default), NT
+ *                          only. Measured 2026-12-03 (4096^3 / 8192^3, x
+ *                          SGEMM): NT 1.96/1.96 -> 2.01-2.03/2.02, NN
+ *                          2.06/2.14 -> 2.00/2.08, TT 2.06/2.09 -> 1.97/1.99. */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
@@ -193,6 +204,12 @@ using namespace gs_sm90;
 #endif
 #ifndef GS_3XTF32_LAYOUTS
 #define GS_3XTF32_LAYOUTS 1
+#endif
+#ifndef GS_3XTF32_NT_SPLIT_NM
+#define GS_3XTF32_NT_SPLIT_NM 0
+#endif
+#ifndef GS_3XTF32_TMA_SPREAD
+#define GS_3XTF32_TMA_SPREAD 4 /* 1 << LAY_NT */
 #endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
@@ -405,7 +422,7 @@ __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
 
 #if GS_3XTF32_LAYOUTS
 /* ---------------------------------------------- layouts NN, NT, TT
- * (GS_3XTF32_LAYOUTS=1; nothing of it is compiled in the default build).
+ * (GS_3XTF32_LAYOUTS=1, the default; =0 builds TN only).
  * cuBLAS column-major, D = alpha op(A) op(B) + beta C:
  *   TN  A stored k x m (K-major), B stored k x n (K-major)  -- the default's
  *   NN  A stored m x k (M-major), B stored k x n (K-major)
@@ -415,7 +432,8 @@ __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
  * TMA box and other fragment addresses. TF32 wgmma reads B from shared
  * memory K-major only (no transpose for 32-bit types); the split group
  * rewrites B anyway, so for NN, NT, TT it reads the raw tile in its stored
- * layout and writes K-major big and small tiles. These are not in place
+ * layout and writes K-major big and small tiles (NN, NT: split_row_lay, a
+ * thread per B row; TT: split_nm, 16-byte loads of four n). Not in place
  * (an N-major raw tile has another layout): big goes to the part set's
  * cross slot (bc[q]) and, for a tile with a non-tame value, cross is written
  * over the raw tile (b[s]) once all 128 split threads have read it (after
@@ -431,8 +449,8 @@ __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
  * their rows (g/4) give 8 distinct 16-byte chunks: conflict-free (the
  * default's permutation would put all four on phase j: 4-way conflicts).
  * The functions between the markers are host+device: the CPU emulation in
- * gemm_f32_3xtf32.NOTES.md compiles them as they are. Checked on the CPU
- * only (2026-12-03); nothing of it has run on a GPU yet. */
+ * gemm_f32_3xtf32.NOTES.md compiles them as they are (results, and the bank
+ * groups of the split's 16-byte accesses). Measured on the H200: NOTES. */
 // BEGIN gs_3xtf32_layouts
 enum Layout { LAY_TN = 0, LAY_NN = 1, LAY_NT = 2, LAY_TT = 3 };
 template <int LAY>
@@ -440,6 +458,9 @@ struct Lay {
   static constexpr bool A_MN = LAY == LAY_NN || LAY == LAY_NT; /* A stored m x k */
   static constexpr bool B_NM = LAY == LAY_NT || LAY == LAY_TT; /* B stored n x k */
   static constexpr int PERM = A_MN ? 1 : 0;                    /* K permutation */
+  /* B split by split_nm (LDS.128 of four n) rather than split_row_lay:
+   * TT; NT only with GS_3XTF32_NT_SPLIT_NM (measured slower there). */
+  static constexpr bool SPLIT_NM = LAY == LAY_TT || (LAY == LAY_NT && GS_3XTF32_NT_SPLIT_NM);
 };
 /* Float offset of element (row, col), col < 32, of a 1024-byte aligned
  * tile of 128-byte rows written with the 128-byte swizzle: 16-byte chunk
@@ -487,8 +508,18 @@ __host__ __device__ __forceinline__ int split_klocal(int cc, int e) {
 __host__ __device__ __forceinline__ float4 ld4(const float *p) {
   return *reinterpret_cast<const float4 *>(p);
 }
+/* One 16-byte shared store. On the device it is written as st.shared.v4:
+ * from a plain uint4 store the compiler emitted four 4-byte stores where it
+ * could not prove the address 16-byte aligned (the split's first row
+ * chunk), and those were 4-way bank conflicts (ncu, 2026-12-03). */
 __host__ __device__ __forceinline__ void st4(float *p, uint4 v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_u32(p)), "r"(v.x), "r"(v.y),
+               "r"(v.z), "r"(v.w)
+               : "memory");
+#else
   *reinterpret_cast<uint4 *>(p) = v;
+#endif
 }
 __host__ __device__ __forceinline__ float f4_get(const float4 &v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
@@ -508,10 +539,10 @@ __host__ __device__ __forceinline__ float max_abs_nan_hd(float m, float x) {
   return (m != m || a != a) ? a + m : (m > a ? m : a);
 #endif
 }
-/* Split thread n: row n of B (NN: from the K-major raw tile; NT, TT: from
- * the N-major one) into big (bgo) and small (smo), K-major, 128-byte
- * swizzle, permuted for PERM. Returns 1 if the row held a value that is
- * not tame (then it was split exactly, with split_words). */
+/* Split thread n: row n of B (NN: from the K-major raw tile; NT: from the
+ * N-major one, one LDS.32 a value) into big (bgo) and small (smo), K-major,
+ * 128-byte swizzle, permuted for PERM. Returns 1 if the row held a value
+ * that is not tame (then it was split exactly, with split_words). */
 template <int LAY>
 __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, float *bgo,
                                                            float *smo, int n) {
@@ -559,6 +590,62 @@ __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, flo
         const int c = split_chunk<PERM>(p, cc);
         st4(bgo + sw128(n, 4 * c), vb);
         st4(smo + sw128(n, 4 * c), vs);
+      }
+    };
+    if (mx < gs_tf32_float(kTameLimit)) {
+      emit(std::false_type{});
+    } else {
+      wild = 1;
+      emit(std::true_type{});
+    }
+  }
+  return wild;
+}
+/* Split thread t (0..127) of an N-major raw B tile (NT, TT) into big (bgo)
+ * and small (smo), K-major, 128-byte swizzle, permuted for PERM: the same
+ * tiles split_row_lay writes, but each raw load is an LDS.128 of four
+ * consecutive n at one k instead of one scalar. Warp w takes box w
+ * (n = 32w .. 32w + 31); lane 8p + q takes rows n0 .. n0 + 3 (n0 = 32w +
+ * 4q, one raw 16-byte chunk) and the eight raw k of wgmma substep
+ * j = p ^ (q >> 2): the stored chunks 2j and 2j + 1 of its four rows, one
+ * chunk per pass. Which of the two a pass takes is flipped by
+ * b = (q >> 1) & 1. With this choice of (j, b) the eight lanes of each
+ * quarter-warp touch eight different 16-byte bank groups in every load and
+ * every store, for PERM 0 and 1 (an exhaustive search over such lane
+ * mappings, gemm_f32_3xtf32.NOTES.md): no bank conflicts. Returns 1 if
+ * the thread's values held one that is not tame (split exactly). */
+template <int PERM>
+__host__ __device__ __forceinline__ uint32_t split_nm(const float *raw, float *bgo, float *smo,
+                                                      int t) {
+  const int w = t >> 5, q = t & 7;
+  const int j = ((t >> 3) & 3) ^ (q >> 2), b = (q >> 1) & 1;
+  const int n0 = 32 * w + 4 * q;
+  const float *box = raw + w * MN_BOX_FLOATS;
+  uint32_t wild = 0;
+#pragma unroll 1
+  for (int pass = 0; pass < 2; ++pass) {
+    const int h = pass ^ b; /* stored chunk 2j + h: K index 4h + e of substep j */
+    float4 v[4];            /* v[e]: raw k of K index 4h + e, rows n0 .. n0 + 3 */
+#pragma unroll
+    for (int e = 0; e < 4; ++e) v[e] = ld4(box + sw128(frag_k<PERM>(j, e, h), 4 * q));
+    float mx = 0.f;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) mx = max_abs_nan_hd(mx, f4_get(v[e], r));
+    auto emit = [&](auto exact) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        uint4 vb, vs;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float x = f4_get(v[e], r);
+          const Words wd = decltype(exact)::value ? split_words(x) : split_fast(x);
+          u4_put(vb, e, wd.big);
+          u4_put(vs, e, wd.small);
+        }
+        st4(bgo + sw128(n0 + r, 4 * (2 * j + h)), vb);
+        st4(smo + sw128(n0 + r, 4 * (2 * j + h)), vs);
       }
     };
     if (mx < gs_tf32_float(kTameLimit)) {
@@ -635,6 +722,39 @@ static_assert(Cfg::BM == 4 * MN_BOX && Cfg::BN == 4 * MN_BOX && Cfg::BK == 32,
 static_assert(MN_BOX * 4 == 128, "an MN-major box row is one 128-byte swizzle span");
 static_assert(GS_3XTF32_FAST && GS_3XTF32_CHUNK_STEPS == 1,
               "layouts NN/NT/TT need the fast split and chunks of one K-step");
+/* Layouts in the GS_3XTF32_TMA_SPREAD mask (default NT): lane 0 of split
+ * warp `part` (0..3) issues box `part` of each MN-major operand (a K-major
+ * operand's one box: A by part 0, B by part 1) after an arrive.expect_tx
+ * of just those bytes, so full[] counts four arrivals and no warp's split
+ * waits behind all of a stage's issues (eight in NT, where both operands
+ * are MN-major). TN always keeps thread 0 and one arrival. */
+template <int LAY>
+struct TmaSpread {
+  static constexpr bool ON = ((GS_3XTF32_TMA_SPREAD >> LAY) & 1) && LAY != LAY_TN;
+  static constexpr uint32_t ARRIVALS = ON ? 4 : 1;
+};
+template <int LAY>
+__device__ __forceinline__ void load_stage_part(Smem &sm, int s, int kt, int m0, int n0,
+                                                const CUtensorMap *tmA, const CUtensorMap *tmB,
+                                                int part) {
+  static_assert(Lay<LAY>::A_MN || Lay<LAY>::B_NM, "every part has a box to load");
+  const uint32_t bytes = (Lay<LAY>::A_MN ? Cfg::A_BYTES / 4 : part == 0 ? Cfg::A_BYTES : 0) +
+                         (Lay<LAY>::B_NM ? Cfg::B_BYTES / 4 : part == 1 ? Cfg::B_BYTES : 0);
+  mbar_arrive_expect_tx(&sm.full[s], bytes);
+  int c0, c1, dst;
+  if constexpr (Lay<LAY>::A_MN) {
+    mn_box(part, kt, m0, c0, c1, dst);
+    tma_load_2d(sm.a[s] + dst, tmA, &sm.full[s], c0, c1);
+  } else if (part == 0) {
+    tma_load_2d(sm.a[s], tmA, &sm.full[s], kt * Cfg::BK, m0);
+  }
+  if constexpr (Lay<LAY>::B_NM) {
+    mn_box(part, kt, n0, c0, c1, dst);
+    tma_load_2d(sm.b[s] + dst, tmB, &sm.full[s], c0, c1);
+  } else if (part == 1) {
+    tma_load_2d(sm.b[s], tmB, &sm.full[s], kt * Cfg::BK, n0);
+  }
+}
 #endif /* GS_3XTF32_LAYOUTS */
 
 #if GS_3XTF32_LAYOUTS
@@ -654,7 +774,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 
   if (threadIdx.x == 0) {
 #pragma unroll
+#if GS_3XTF32_LAYOUTS
+    for (int s = 0; s < Cfg::S; ++s) mbar_init(&sm.full[s], TmaSpread<LAY>::ARRIVALS);
+#else
     for (int s = 0; s < Cfg::S; ++s) mbar_init(&sm.full[s], 1);
+#endif
 #pragma unroll
     for (int q = 0; q < Cfg::P; ++q) {
       mbar_init(&sm.pfull[q], Cfg::SPLIT_THREADS);
@@ -676,31 +800,43 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     const int KT = p.k / Cfg::BK; /* K-steps */
     const int n = (int)tid_x(); /* the B row this thread splits */
     const int sw = n & 7;      /* its 128-byte swizzle phase */
+#if GS_3XTF32_LAYOUTS
+    if constexpr (TmaSpread<LAY>::ON) {
+      if ((n & 31) == 0) load_stage_part<LAY>(sm, 0, 0, m0, n0, &tmA, &tmB, n >> 5);
+    } else if (n == 0) {
+      mbar_arrive_expect_tx(&sm.full[0], Cfg::STAGE_TX);
+      load_stage<LAY>(sm, 0, 0, m0, n0, &tmA, &tmB);
+    }
+#else
     if (n == 0) {
       mbar_arrive_expect_tx(&sm.full[0], Cfg::STAGE_TX);
-#if GS_3XTF32_LAYOUTS
-      load_stage<LAY>(sm, 0, 0, m0, n0, &tmA, &tmB);
-#else
       tma_load_2d(sm.a[0], &tmA, &sm.full[0], 0, m0);
       tma_load_2d(sm.b[0], &tmB, &sm.full[0], 0, n0);
-#endif
     }
+#endif
 #pragma unroll 1
     for (int t = 0; t < KT; ++t) {
       const int s = t % Cfg::S, q = t % Cfg::P;
       /* Part set q was last used by step t - P; its release also frees TMA
        * slot (t + 1) % S (S == P + 1), whose last step was t - P too. */
       mbar_wait(&sm.pempty[q], ((t / Cfg::P) & 1u) ^ 1u, TAG_PEMPTY);
+#if GS_3XTF32_LAYOUTS
+      if constexpr (TmaSpread<LAY>::ON) {
+        if ((n & 31) == 0 && t + 1 < KT)
+          load_stage_part<LAY>(sm, (t + 1) % Cfg::S, t + 1, m0, n0, &tmA, &tmB, n >> 5);
+      } else if (n == 0 && t + 1 < KT) {
+        const int s1 = (t + 1) % Cfg::S;
+        mbar_arrive_expect_tx(&sm.full[s1], Cfg::STAGE_TX);
+        load_stage<LAY>(sm, s1, t + 1, m0, n0, &tmA, &tmB);
+      }
+#else
       if (n == 0 && t + 1 < KT) {
         const int s1 = (t + 1) % Cfg::S;
         mbar_arrive_expect_tx(&sm.full[s1], Cfg::STAGE_TX);
-#if GS_3XTF32_LAYOUTS
-        load_stage<LAY>(sm, s1, t + 1, m0, n0, &tmA, &tmB);
-#else
         tma_load_2d(sm.a[s1], &tmA, &sm.full[s1], (t + 1) * Cfg::BK, m0);
         tma_load_2d(sm.b[s1], &tmB, &sm.full[s1], (t + 1) * Cfg::BK, n0);
-#endif
       }
+#endif
       mbar_wait(&sm.full[s], (t / Cfg::S) & 1u, TAG_FULL_SPLIT);
 
 #if GS_3XTF32_LAYOUTS
@@ -708,7 +844,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         /* Not in place: big -> bc[q], small -> bs[q]; after the reduction
          * (every split thread has read the raw tile) cross over b[s] when
          * the tile has a non-tame value. */
-        uint32_t wild = split_row_lay<LAY>(sm.b[s], sm.bc[q], sm.bs[q], n);
+        uint32_t wild;
+        if constexpr (Lay<LAY>::SPLIT_NM)
+          wild = split_nm<Lay<LAY>::PERM>(sm.b[s], sm.bc[q], sm.bs[q], n);
+        else
+          wild = split_row_lay<LAY>(sm.b[s], sm.bc[q], sm.bs[q], n);
         wild = bar_red_or(4, Cfg::SPLIT_THREADS, wild);
         if (wild) cross_row_lay(sm.bc[q], sm.b[s], n);
         if (n == 0) sm.pwild[q] = wild;
