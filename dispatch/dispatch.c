@@ -32,6 +32,7 @@ static gs_kernel_args kernel_args(const gs_gemm *g)
   a.beta_dev = a.scalars_on_device ? (const float *)g->beta : NULL;
   a.bias = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS ? g->bias : NULL;
   a.stream = (cudaStream_t)g->stream;
+  a.sm_limit = g->sm_count_target > 0 ? g->sm_count_target : 0;
   return a;
 }
 

@@ -111,6 +111,14 @@ static int in_box(const gs_win_rule *w, const gs_gemm *g, unsigned lay)
          g->k <= w->k_max;
 }
 
+/* GEMMSHIM_FORCE: every kernel (1), or the one it names, serves its whole
+ * class, measured win or not (validation). */
+static int forced(const gs_variant *v)
+{
+  const gs_config_t *cfg = gs_config();
+  return cfg->force && (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name));
+}
+
 /* Everything decidable from the call's arguments alone: the class, the
  * tiling and the measured wins (GEMMSHIM_FORCE=1 routes the whole class). */
 static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
@@ -122,9 +130,7 @@ static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
   /* an opt-in that is surely missing costs no state read */
   if (v->opted_in && v->opted_in(g) == 0) return GS_R_NOT_OPTED_IN;
-  const gs_config_t *cfg = gs_config();
-  if (cfg->force && (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name)))
-    return GS_R_ROUTED;
+  if (forced(v)) return GS_R_ROUTED;
   for (size_t i = 0; i < v->n_wins; i++)
     if (in_box(&v->wins[i], g, lay)) return GS_R_ROUTED;
   return GS_R_NOT_FASTER;
@@ -152,9 +158,13 @@ static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
   }
   if (place->cc_major != v->cc_major || place->cc_minor != v->cc_minor)
     return GS_R_ARCH;
-  /* A target below the GPU's SM count asks us to leave SMs free; our grids
-   * do not know how yet. */
-  if (g->sm_count_target > 0 && g->sm_count_target < place->sm_count)
+  /* A target below the GPU's SM count asks us to leave SMs free. Only a
+   * persistent grid can (one CTA per SM, at most the target's count), and
+   * the wins were measured on the whole GPU: such a kernel serves a call
+   * with a target only when forced (no variant has wins measured under a
+   * target yet). */
+  if (g->sm_count_target > 0 && g->sm_count_target < place->sm_count &&
+      (!v->honours_sm_target || !forced(v)))
     return GS_R_SM_COUNT;
   if (!gs_variant_usable(v, place->device)) return GS_R_DISABLED;
   return GS_R_ROUTED;

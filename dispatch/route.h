@@ -31,7 +31,8 @@ typedef enum gs_reason {
   GS_R_ALIGNMENT,        /* pointer or leading dimension alignment */
   GS_R_NO_GPU,           /* the shim's CUDA runtime could not start */
   GS_R_ARCH,             /* the kernel is not built for this GPU */
-  GS_R_SM_COUNT,         /* an SM-count target the kernel cannot honour */
+  GS_R_SM_COUNT,         /* an SM-count target: the kernel cannot honour it,
+                          * or has no win measured under one (see route.c) */
   GS_R_DISABLED,         /* variant disabled (self-check mismatch, failure) */
   GS_R_LAUNCH_FAILED,    /* the launch failed: this call forwarded */
   GS_R_UNCHECKED,        /* routed, but the kernel's first-use self-check on

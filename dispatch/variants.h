@@ -45,6 +45,10 @@ typedef struct gs_variant {
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
   const gs_win_rule *wins;
   size_t n_wins;
+  /* Nonzero: the launcher holds its grid to gs_kernel_args.sm_limit (a
+   * persistent grid). Its wins are measured without a target, so such
+   * calls reach it only under GEMMSHIM_FORCE (route.c). */
+  int honours_sm_target;
   /* First-use self-check: the largest relative Frobenius difference from
    * cuBLAS's result that still passes. */
   double selfcheck_tol;

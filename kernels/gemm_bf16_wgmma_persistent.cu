@@ -741,6 +741,13 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
   int dev = 0, sms = 0, max_clusters = 0;
   if (!stream_device(a->stream, &dev) || !device_setup(dev, &sms, &max_clusters))
     return GS_K_LAUNCH_FAILED;
+  /* The caller's SM-count target: one CTA per SM, so at most that many
+   * CTAs (clusters: pairs of them). Tiles per CTA grow; the bits do not
+   * change (each tile is computed the same way whichever CTA takes it). */
+  if (a->sm_limit > 0 && a->sm_limit < sms) {
+    sms = a->sm_limit;
+    if (max_clusters > sms / 2) max_clusters = sms / 2;
+  }
   /* Clusters of 2 (cluster build only) when the tile rows pair up. */
   const int cl = (max_clusters > 0 && p.tiles_m % 2 == 0) ? 2 : 1;
   if (!(b_mn ? encode_2d(enc, &tmB, a->B, a->n, a->k, a->ldb, MN_BOX, Cfg::BK,

@@ -33,6 +33,11 @@ typedef struct gs_kernel_args {
   const float *alpha_dev, *beta_dev;
   const void *bias;           /* m elements added to every column, or NULL */
   cudaStream_t stream;
+  /* The caller's SM-count target (cublasSetSmCountTarget, cuBLASLt's
+   * SM_COUNT_TARGET), 0 for none: a kernel whose variant says it honours
+   * it keeps at most this many SMs busy. Others ignore it (the router
+   * never gives them a call whose target is below the GPU's SM count). */
+  int sm_limit;
 } gs_kernel_args;
 
 #ifdef __cplusplus

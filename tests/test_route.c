@@ -353,6 +353,19 @@ static void test_gpu_checks(void **s)
   fake_gpu.cc_major = 9;
   state_sm_target = 100;   /* the caller leaves SMs free for communication */
   assert_int_equal(route(f32_call()), GS_R_SM_COUNT);
+  /* a kernel with a persistent grid could hold it to the target, but its
+   * wins were measured without one: only forced */
+  gs_gemm g = f32_call();
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16BF;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.trans_a = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_SM_COUNT);
+  setenv("GEMMSHIM_FORCE", "1", 1);
+  gs_config_reload();
+  assert_int_equal(route(g), GS_R_ROUTED);
+  assert_int_equal(route(f32_call()), GS_R_SM_COUNT);   /* forced, but cannot */
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
   state_sm_target = 132;
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
 }

@@ -6,6 +6,9 @@
  *                  [--csv out.csv] [--iters N] [--preheat-ms MS] [--selftest]
  *   gemmshim-bench --kernel f32_3xtf32 --shapes bench/shapes/f32_3xtf32.txt \
  *                  [--csv out.csv] [--iters N] [--preheat-ms MS] [--selftest]
+ * --sm-target N (bf16_wgmma only): cuBLAS's handle gets
+ * cublasSetSmCountTarget(N) and our launcher the same limit, as the shim
+ * passes a caller's target (only the persistent build honours it).
  *
  * Shape file: one "m n k layout" per line (layout NN, TN, NT or TT: op(A)
  * then op(B), as cuBLAS's transa/transb), '#' starts a comment.
@@ -429,6 +432,10 @@ static void run_cublas(cublasHandle_t h, const Problem &p, const float *A, const
                   (int)p.ldc));
 }
 
+/* --sm-target N (bf16 only): cuBLAS's handle gets cublasSetSmCountTarget(N)
+ * and our launcher sm_limit = N, as the shim passes a caller's target. */
+static int g_sm_target = 0;
+
 /* bf16: our kernel (gs_gemm_bf16_wgmma_launch) and cublasGemmEx with
  * A = B = C = CUDA_R_16BF, FP32 compute and scalars, the default tensor-op
  * algorithm: what PyTorch's bf16 matmuls send. */
@@ -457,6 +464,7 @@ static gs_kstatus run_ours(const Problem &p, const bf16 *A, const bf16 *B, const
   a.beta_dev = beta_dev;
   a.bias = bias;
   a.stream = st;
+  a.sm_limit = g_sm_target;
   return gs_gemm_bf16_wgmma_launch(&a);
 }
 static void run_cublas(cublasHandle_t h, const Problem &p, const bf16 *A, const bf16 *B, bf16 *C,
@@ -1773,7 +1781,7 @@ static void usage() {
   fprintf(stderr,
           "usage: gemmshim-bench --kernel sgemm_simt|bf16_wgmma|f32_3xtf32 --shapes FILE\n"
           "                      [--csv OUT] [--iters N>=20] [--warmup N] [--preheat-ms MS]\n"
-          "                      [--selftest]\n");
+          "                      [--selftest] [--sm-target N (bf16_wgmma)]\n");
 }
 
 int main(int argc, char **argv) {
@@ -1795,6 +1803,7 @@ int main(int argc, char **argv) {
     else if (a == "--warmup") warmup = atoi(next());
     else if (a == "--selftest") do_selftest = 1;
     else if (a == "--preheat-ms") preheat_ms = atoi(next());
+    else if (a == "--sm-target") g_sm_target = atoi(next());
     else {
       usage();
       return 2;
@@ -1824,6 +1833,11 @@ int main(int argc, char **argv) {
                     "tools/build-bench.sh does)\n");
     return 2;
   }
+  if (g_sm_target < 0 || (g_sm_target > 0 && !bf16_mode)) {
+    fprintf(stderr, "--sm-target takes N > 0 and only --kernel bf16_wgmma (the persistent build "
+                    "honours it)\n");
+    return 2;
+  }
   if (iters < 1 || (!shapes && !do_selftest)) {
     usage();
     return 2;
@@ -1839,6 +1853,7 @@ int main(int argc, char **argv) {
   cublasHandle_t h;
   CKB(cublasCreate(&h));
   CKB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  if (g_sm_target) CKB(cublasSetSmCountTarget(h, g_sm_target));
   int cv[3];
   CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
   CKB(cublasGetProperty(MINOR_VERSION, &cv[1]));
@@ -1849,9 +1864,9 @@ int main(int argc, char **argv) {
   char header[1024];
   snprintf(header, sizeof header,
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
-           "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n",
+           "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n# sm_count_target: %d\n",
            prop.name, prop.multiProcessorCount, nvml.driver, drv, cv[0], cv[1], cv[2], date,
-           kernel);
+           kernel, g_sm_target);
   fputs(header, stdout);
   fflush(stdout);
 

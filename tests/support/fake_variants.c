@@ -55,7 +55,7 @@ const gs_variant bf16_variant = {
   .types_ok = bf16_types, .math_ok = any_math,
   .layouts = GS_LAYOUT_TN, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_16BF,
   .elem_bytes = 2, .align_bytes = 16, .m_mult = 64, .n_mult = 64, .k_mult = 64,
-  .wins = bf16_wins, .n_wins = 1, .launch = no_launch,
+  .wins = bf16_wins, .n_wins = 1, .honours_sm_target = 1, .launch = no_launch,
 };
 
 /* An opt-in kernel: FP32 asked for as emulated FP32 (compute type

@@ -15,7 +15,7 @@ extern fake_gpu_t fake_gpu;
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
  * 16-byte alignment, multiples of 128/128/16, wins on NN/TN 1024..8192.
  * bf16_variant: BF16 in, BF16 or FP32 out, TN only, sm 9.0, multiples of
- * 64, wins everywhere. */
+ * 64, wins everywhere, honours an SM-count target (a persistent grid). */
 extern const gs_variant f32_variant, bf16_variant;
 
 /* opt_in_variant: FP32 with compute type EMULATED_16BFX9 only, all layouts,
