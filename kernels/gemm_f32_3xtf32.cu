@@ -158,7 +158,7 @@ using namespace gs_sm90;
  *                          K-step (the defaults).
  *   GS_3XTF32_NT_SPLIT_NM  NT's B split: 0 (default) one LDS.32 a value
  *                          (split_row_lay); 1 split_nm, as TT (measured
- *                          2.9% slower in NT, 2026-12-03).
+ *                          3-6% slower in NT, 2026-12-03).
  *   GS_3XTF32_TMA_SPREAD   a mask of layouts (bit 1 NN, 2 NT, 3 TT) whose
  *                          stage TMA loads are spread over lane 0 of the
  *                          four split warps (load_stage_part) instead of
