@@ -1306,8 +1306,9 @@ static int selftest_3xtf32(cublasHandle_t h) {
      * judged; NaN/Inf/unwritten elements or unstable bits still fail. */
     const bool info = c.dist >= 4;
     /* Wide-range data (dist 1): SGEMM's error there depends on the data
-     * (1e-8..1e-7) while the two-part split has a floor of its own
-     * (3e-8..1.7e-7 over 56 shapes and four layouts, the NOTES), so the
+     * (1e-8..1e-7) while the kernel has a floor of its own there, mostly
+     * from its tensor-core chunk accumulation (3e-8..1.7e-7 over 56 shapes
+     * and four layouts; gemm_f32_3xtf32.NOTES.md, next step 1), so the
      * ratio swings 0.9-8x with the draw. The check is for mistakes (a lost
      * correction term costs ~1e-4, an index mistake ~1): 2x SGEMM's error
      * or 2^-21, whichever is larger. The accuracy target is the sweep's. */
