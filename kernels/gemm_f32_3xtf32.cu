@@ -165,7 +165,15 @@ using namespace gs_sm90;
  *                          thread 0 issuing all of them: 4 (default), NT
  *                          only. Measured 2026-12-03 (4096^3 / 8192^3, x
  *                          SGEMM): NT 1.96/1.96 -> 2.01-2.03/2.02, NN
- *                          2.06/2.14 -> 2.00/2.08, TT 2.06/2.09 -> 1.97/1.99. */
+ *                          2.06/2.14 -> 2.00/2.08, TT 2.06/2.09 -> 1.97/1.99.
+ *   GS_3XTF32_SPLIT_SUMS   V2=0 with DEFER_BIG: 1 sums a K-step's corrections
+ *                          and its big*big products in the tensor cores
+ *                          separately (drain, add the corrections to the
+ *                          main accumulator, then the big*big products from
+ *                          zero in the same registers): the remedy for the
+ *                          wide-data error that a model of the tensor cores'
+ *                          truncating accumulation predicts (NOTES, next
+ *                          step 1). Built, not yet run on a GPU. */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
@@ -211,6 +219,9 @@ using namespace gs_sm90;
 #ifndef GS_3XTF32_TMA_SPREAD
 #define GS_3XTF32_TMA_SPREAD 4 /* 1 << LAY_NT */
 #endif
+#ifndef GS_3XTF32_SPLIT_SUMS
+#define GS_3XTF32_SPLIT_SUMS 0
+#endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
 struct Cfg {
@@ -241,6 +252,9 @@ static_assert(Cfg::WG_M == 64 && Cfg::WG_N == 128 && Cfg::ACC == 64, "wgmma m64n
 static_assert(Cfg::BM <= 256 && Cfg::BN <= 256, "TMA box dims are at most 256");
 static_assert(Cfg::S == Cfg::P + 1, "the part-set wait also frees the next TMA slot");
 static_assert(Cfg::CHUNK_STEPS >= 1, "at least one K-step per chunk");
+static_assert(!GS_3XTF32_SPLIT_SUMS ||
+                  (!GS_3XTF32_V2 && GS_3XTF32_DEFER_BIG && GS_3XTF32_CHUNK_STEPS == 1),
+              "SPLIT_SUMS is built for the chunk loop with deferred big*big, one K-step a chunk");
 static_assert(Cfg::INFLIGHT >= 0 && Cfg::INFLIGHT < Cfg::KSUB,
               "substep j reuses register set j: its last group (one K-step back) must retire");
 static_assert(Cfg::SPLIT_REGS * 128 + Cfg::CONSUMER_REGS * 128 * Cfg::CONSUMERS <= 65536,
@@ -1310,9 +1324,22 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         for (int r = 0; r < 4; ++r) big_keep[j][r] = a_big[r];
         wgmma_commit();
       }
+#if GS_3XTF32_SPLIT_SUMS
+      /* The corrections' sum goes to the main accumulator first; big*big
+       * then starts from zero: the tensor cores never add the two (their
+       * accumulation truncates the smaller addend's low bits). */
+      wgmma_wait<0>();
+      wgmma_reg_fence(chk);
+#pragma unroll
+      for (int i = 0; i < Cfg::ACC; ++i) acc[i] += chk[i];
+#pragma unroll
+      for (int j = 0; j < Cfg::KSUB; ++j)
+        wgmma_m64n128k8_tf32_rs(chk, big_keep[j], smem_desc_advance(d_big, 32 * j), j == 0 ? 0 : 1);
+#else
 #pragma unroll
       for (int j = 0; j < Cfg::KSUB; ++j)
         wgmma_m64n128k8_tf32_rs(chk, big_keep[j], smem_desc_advance(d_big, 32 * j), 1);
+#endif
       wgmma_commit();
 #else
         wgmma_m64n128k8_tf32_rs(chk, a_big, smem_desc_advance(d_big, 32 * j), 1);
