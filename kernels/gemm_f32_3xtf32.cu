@@ -1332,6 +1332,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       wgmma_reg_fence(chk);
 #pragma unroll
       for (int i = 0; i < Cfg::ACC; ++i) acc[i] += chk[i];
+      wgmma_fence(); /* chk was just read by other instructions */
 #pragma unroll
       for (int j = 0; j < Cfg::KSUB; ++j)
         wgmma_m64n128k8_tf32_rs(chk, big_keep[j], smem_desc_advance(d_big, 32 * j), j == 0 ? 0 : 1);
