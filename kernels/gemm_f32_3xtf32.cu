@@ -173,7 +173,11 @@ using namespace gs_sm90;
  *                          zero in the same registers): the remedy for the
  *                          wide-data error that a model of the tensor cores'
  *                          truncating accumulation predicts (NOTES, next
- *                          step 1). Built, not yet run on a GPU. */
+ *                          step 1). Measured 2026-12-03: wide error to
+ *                          0.90-1.08x SGEMM's on the five TN shapes the
+ *                          model named, the split's floor elsewhere
+ *                          untouched, randn error up ~30%, speed -1 to
+ *                          -13% (below 2x): not the default. */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
