@@ -177,7 +177,14 @@ using namespace gs_sm90;
  *                          0.90-1.08x SGEMM's on the five TN shapes the
  *                          model named, the split's floor elsewhere
  *                          untouched, randn error up ~30%, speed -1 to
- *                          -13% (below 2x): not the default. */
+ *                          -13% (below 2x): not the default.
+ *   GS_3XTF32_SMALL_SMALL  chunk loop (V2=0) only: 1 adds the fourth
+ *                          product, small_a x small_b, to the corrections
+ *                          (an experiment on the split's error floor: the
+ *                          dropped term is up to 2^-22 of a product).
+ *                          Measured 2026-12-03: -6 to -18% speed; with
+ *                          SPLIT_SUMS wide error still up to 8.9x SGEMM's
+ *                          (NOTES, fourth round): not the default. */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
@@ -226,6 +233,9 @@ using namespace gs_sm90;
 #ifndef GS_3XTF32_SPLIT_SUMS
 #define GS_3XTF32_SPLIT_SUMS 0
 #endif
+#ifndef GS_3XTF32_SMALL_SMALL
+#define GS_3XTF32_SMALL_SMALL 0
+#endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
 struct Cfg {
@@ -259,6 +269,7 @@ static_assert(Cfg::CHUNK_STEPS >= 1, "at least one K-step per chunk");
 static_assert(!GS_3XTF32_SPLIT_SUMS ||
                   (!GS_3XTF32_V2 && GS_3XTF32_DEFER_BIG && GS_3XTF32_CHUNK_STEPS == 1),
               "SPLIT_SUMS is built for the chunk loop with deferred big*big, one K-step a chunk");
+static_assert(!GS_3XTF32_SMALL_SMALL || !GS_3XTF32_V2, "SMALL_SMALL is built for the chunk loop");
 static_assert(Cfg::INFLIGHT >= 0 && Cfg::INFLIGHT < Cfg::KSUB,
               "substep j reuses register set j: its last group (one K-step back) must retire");
 static_assert(Cfg::SPLIT_REGS * 128 + Cfg::CONSUMER_REGS * 128 * Cfg::CONSUMERS <= 65536,
@@ -1321,6 +1332,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         wgmma_m64n128k8_tf32_rs(chk, a_crs, smem_desc_advance(d_sml, 32 * j),
                                 (cs == 0 && j == 0) ? 0 : 1);
         wgmma_m64n128k8_tf32_rs(chk, a_sml, smem_desc_advance(d_crs, 32 * j), 1);
+#if GS_3XTF32_SMALL_SMALL
+        /* the fourth product (see GS_3XTF32_SMALL_SMALL) */
+        wgmma_m64n128k8_tf32_rs(chk, a_sml, smem_desc_advance(d_sml, 32 * j), 1);
+#endif
 #if GS_3XTF32_DEFER_BIG
         /* big_a x big_b of every substep after all the corrections (see
          * GS_3XTF32_DEFER_BIG): keep the big words until then. */
