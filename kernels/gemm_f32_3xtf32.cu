@@ -184,7 +184,21 @@ using namespace gs_sm90;
  *                          dropped term is up to 2^-22 of a product).
  *                          Measured 2026-12-03: -6 to -18% speed; with
  *                          SPLIT_SUMS wide error still up to 8.9x SGEMM's
- *                          (NOTES, fourth round): not the default. */
+ *                          (NOTES, fourth round): not the default.
+ *   GS_3XTF32_SPEC_LAY     a mask of layouts (bit 1 NN, 2 NT, 3 TT) whose B
+ *                          split (split_row_lay, split_nm) splits
+ *                          speculatively, as SPEC does for TN, with the
+ *                          tame test as a max tree off the critical path:
+ *                          4 (default), NT only. Measured 2026-12-03 (x
+ *                          SGEMM, 4096^3 / 8192^3, two runs): NT
+ *                          2.014/2.008 -> 2.040/2.031, NN unchanged, TT
+ *                          2.064/2.088 -> 2.038/2.062.
+ *   GS_3XTF32_CONSUMER_TREE a mask of layouts (bit 0 TN) whose consumers
+ *                          test their A values for tameness with a max tree
+ *                          instead of a chain of 16: 1 (default), TN only.
+ *                          Measured: TN 2.11/2.21 -> 2.19/2.30 (+3-4% at
+ *                          K >= 2048, -1 to +1% at K <= 1024); NN, NT 0 to
+ *                          -1%, TT -1 to -2%. */
 #ifndef GS_3XTF32_GROUP_M
 #define GS_3XTF32_GROUP_M 8
 #endif
@@ -235,6 +249,12 @@ using namespace gs_sm90;
 #endif
 #ifndef GS_3XTF32_SMALL_SMALL
 #define GS_3XTF32_SMALL_SMALL 0
+#endif
+#ifndef GS_3XTF32_SPEC_LAY
+#define GS_3XTF32_SPEC_LAY 4 /* 1 << LAY_NT */
+#endif
+#ifndef GS_3XTF32_CONSUMER_TREE
+#define GS_3XTF32_CONSUMER_TREE 1 /* 1 << LAY_TN */
 #endif
 
 /* Tile configuration: constexpr data, not scattered literals. */
@@ -398,6 +418,10 @@ __device__ __forceinline__ float max_abs_nan(float m, float x) {
   return r;
 }
 __device__ __forceinline__ bool tame(float m) { return m < __uint_as_float(kTameLimit); }
+/* max(|a|, |b|, |c|, |d|), NaN if any is NaN: a tree, not a chain. */
+__device__ __forceinline__ float max_abs4(float a, float b, float c, float d) {
+  return max_abs_nan(max_abs_nan(fabsf(a), b), max_abs_nan(fabsf(c), d));
+}
 
 /* Arrive at named barrier `id` (of `count` threads) without waiting. */
 __device__ __forceinline__ void named_barrier_arrive(int id, int count) {
@@ -568,6 +592,11 @@ __host__ __device__ __forceinline__ float max_abs_nan_hd(float m, float x) {
   return (m != m || a != a) ? a + m : (m > a ? m : a);
 #endif
 }
+/* max_abs4 for host and device: the speculative splits' tame test as a
+ * tree (depth 4 over 16 values) rather than a chain of 16 dependent max. */
+__host__ __device__ __forceinline__ float max_abs4_hd(float a, float b, float c, float d) {
+  return max_abs_nan_hd(max_abs_nan_hd(fabsf(a), b), max_abs_nan_hd(fabsf(c), d));
+}
 /* Split thread n: row n of B (NN: from the K-major raw tile; NT: from the
  * N-major one, one LDS.32 a value) into big (bgo) and small (smo), K-major,
  * 128-byte swizzle, permuted for PERM. Returns 1 if the row held a value
@@ -576,6 +605,7 @@ template <int LAY>
 __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, float *bgo,
                                                            float *smo, int n) {
   constexpr int PERM = Lay<LAY>::PERM;
+  constexpr bool SPEC = (GS_3XTF32_SPEC_LAY >> LAY) & 1;
   static_assert(Lay<LAY>::B_NM || PERM == 1, "a K-major raw B is split here only for NN");
   uint32_t wild = 0;
 #pragma unroll 1
@@ -600,11 +630,6 @@ __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, flo
           r[cc][e] = f4_get(v[kl >> 2], kl & 3);
         }
     }
-    float mx = 0.f;
-#pragma unroll
-    for (int cc = 0; cc < 4; ++cc)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) mx = max_abs_nan_hd(mx, r[cc][e]);
     /* One branch per half-row (not per value): split and store. */
     auto emit = [&](auto exact) {
 #pragma unroll
@@ -621,11 +646,30 @@ __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, flo
         st4(smo + sw128(n, 4 * c), vs);
       }
     };
-    if (mx < gs_tf32_float(kTameLimit)) {
+    if constexpr (SPEC) {
+      /* Speculative (as the TN split): split_fast and store while the max
+       * tree decides; a half-row with a value that is not tame is split
+       * again exactly and stored over the same addresses (program order). */
       emit(std::false_type{});
+      float m4[4];
+#pragma unroll
+      for (int cc = 0; cc < 4; ++cc) m4[cc] = max_abs4_hd(r[cc][0], r[cc][1], r[cc][2], r[cc][3]);
+      if (!(max_abs4_hd(m4[0], m4[1], m4[2], m4[3]) < gs_tf32_float(kTameLimit))) {
+        wild = 1;
+        emit(std::true_type{});
+      }
     } else {
-      wild = 1;
-      emit(std::true_type{});
+      float mx = 0.f;
+#pragma unroll
+      for (int cc = 0; cc < 4; ++cc)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) mx = max_abs_nan_hd(mx, r[cc][e]);
+      if (mx < gs_tf32_float(kTameLimit)) {
+        emit(std::false_type{});
+      } else {
+        wild = 1;
+        emit(std::true_type{});
+      }
     }
   }
   return wild;
@@ -646,6 +690,8 @@ __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, flo
 template <int PERM>
 __host__ __device__ __forceinline__ uint32_t split_nm(const float *raw, float *bgo, float *smo,
                                                       int t) {
+  /* An N-major B is NT's (PERM 1) or TT's (PERM 0). */
+  constexpr bool SPEC = (GS_3XTF32_SPEC_LAY >> (PERM ? LAY_NT : LAY_TT)) & 1;
   const int w = t >> 5, q = t & 7;
   const int j = ((t >> 3) & 3) ^ (q >> 2), b = (q >> 1) & 1;
   const int n0 = 32 * w + 4 * q;
@@ -657,11 +703,6 @@ __host__ __device__ __forceinline__ uint32_t split_nm(const float *raw, float *b
     float4 v[4];            /* v[e]: raw k of K index 4h + e, rows n0 .. n0 + 3 */
 #pragma unroll
     for (int e = 0; e < 4; ++e) v[e] = ld4(box + sw128(frag_k<PERM>(j, e, h), 4 * q));
-    float mx = 0.f;
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) mx = max_abs_nan_hd(mx, f4_get(v[e], r));
     auto emit = [&](auto exact) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
@@ -677,11 +718,27 @@ __host__ __device__ __forceinline__ uint32_t split_nm(const float *raw, float *b
         st4(smo + sw128(n0 + r, 4 * (2 * j + h)), vs);
       }
     };
-    if (mx < gs_tf32_float(kTameLimit)) {
-      emit(std::false_type{});
+    if constexpr (SPEC) {
+      emit(std::false_type{}); /* speculative, as in split_row_lay */
+      float m4[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) m4[e] = max_abs4_hd(v[e].x, v[e].y, v[e].z, v[e].w);
+      if (!(max_abs4_hd(m4[0], m4[1], m4[2], m4[3]) < gs_tf32_float(kTameLimit))) {
+        wild = 1;
+        emit(std::true_type{});
+      }
     } else {
-      wild = 1;
-      emit(std::true_type{});
+      float mx = 0.f;
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) mx = max_abs_nan_hd(mx, f4_get(v[e], r));
+      if (mx < gs_tf32_float(kTameLimit)) {
+        emit(std::false_type{});
+      } else {
+        wild = 1;
+        emit(std::true_type{});
+      }
     }
   }
   return wild;
@@ -1256,9 +1313,22 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 #if GS_3XTF32_FAST
       /* The whole warp takes the fast split when all its A values of this
        * step are tame (warp-uniform: no divergence inside the substeps). */
+#if GS_3XTF32_LAYOUTS
+      constexpr int lay_bit = LAY;
+#else
+      constexpr int lay_bit = 0; /* TN */
+#endif
       float mx = 0.f;
+      if constexpr ((GS_3XTF32_CONSUMER_TREE >> lay_bit) & 1) {
+        float m4[4];
 #pragma unroll
-      for (int i = 0; i < 16; ++i) mx = max_abs_nan(mx, x[i]);
+        for (int i = 0; i < 4; ++i)
+          m4[i] = max_abs4(x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3]);
+        mx = max_abs4(m4[0], m4[1], m4[2], m4[3]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 16; ++i) mx = max_abs_nan(mx, x[i]);
+      }
       const bool fast = __all_sync(0xffffffffu, tame(mx));
 #endif
       mbar_wait(&sm.pfull[q], q_ph, TAG_PFULL);
