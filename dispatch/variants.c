@@ -81,11 +81,12 @@ static const gs_variant gemm_bf16_wgmma_persistent = {
 static int f32_tc_opted_in(const gs_gemm *g) { return gs_f32_tc_opted_in(g, gs_config()); }
 
 /* Where it measured faster than cuBLAS SGEMM and at most half its error on
- * randn data, in each of TN, NN, NT and TT (H200,
- * bench/results/f32_3xtf32-layouts-tt-nt-h200-2026-12-03.csv, 56 of 56
- * shapes): m, n 4096..8192 with K = 256..16384, 1.63-2.24x, error
+ * randn data, in each of TN, NN, NT and TT (H200, 56 of 56 shapes of
+ * bench/shapes/f32_3xtf32_layouts.txt; bench/results/f32_3xtf32-spec-lay*
+ * and -default-beside-spec-lay-h200-2026-12-03.csv, one per layout's kernel,
+ * see the README): m, n 4096..8192 with K = 256..16384, 1.63-2.32x, error
  * 0.19-0.49x SGEMM's; m 1024..6144, n 2048..8192, K 1024..4096 (train.py's
- * Linear shapes among them), 1.88-2.48x, error 0.21-0.42x. */
+ * Linear shapes among them), 1.90-2.48x, error 0.21-0.42x. */
 static const gs_win_rule f32_3xtf32_wins[] = {
   { GS_LAYOUT_ALL, 4096, 8192, 4096, 8192, 256, 16384 },
   { GS_LAYOUT_ALL, 1024, 8192, 2048, 8192, 1024, 4096 },
