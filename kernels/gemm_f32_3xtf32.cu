@@ -597,6 +597,36 @@ __host__ __device__ __forceinline__ float max_abs_nan_hd(float m, float x) {
 __host__ __device__ __forceinline__ float max_abs4_hd(float a, float b, float c, float d) {
   return max_abs_nan_hd(max_abs_nan_hd(fabsf(a), b), max_abs_nan_hd(fabsf(c), d));
 }
+/* One split thread's 16 values x (a half-row's worth) through emit, which
+ * splits and stores them: with split_fast when all are tame, else with
+ * split_words (exact). SPEC: split fast first, test with a max tree, redo
+ * exactly if needed (same addresses, program order); otherwise test first
+ * (a chain of max), then split once. Returns 1 if a value was not tame. */
+template <bool SPEC, typename Emit>
+__host__ __device__ __forceinline__ uint32_t split_tame_or_exact(const float (&x)[4][4],
+                                                                 Emit &&emit) {
+  if constexpr (SPEC) {
+    emit(std::false_type{});
+    float m4[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) m4[i] = max_abs4_hd(x[i][0], x[i][1], x[i][2], x[i][3]);
+    if (max_abs4_hd(m4[0], m4[1], m4[2], m4[3]) < gs_tf32_float(kTameLimit)) return 0;
+    emit(std::true_type{});
+    return 1;
+  } else {
+    float mx = 0.f;
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) mx = max_abs_nan_hd(mx, x[i][e]);
+    if (mx < gs_tf32_float(kTameLimit)) {
+      emit(std::false_type{});
+      return 0;
+    }
+    emit(std::true_type{});
+    return 1;
+  }
+}
 /* Split thread n: row n of B (NN: from the K-major raw tile; NT: from the
  * N-major one, one LDS.32 a value) into big (bgo) and small (smo), K-major,
  * 128-byte swizzle, permuted for PERM. Returns 1 if the row held a value
@@ -630,7 +660,7 @@ __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, flo
           r[cc][e] = f4_get(v[kl >> 2], kl & 3);
         }
     }
-    /* One branch per half-row (not per value): split and store. */
+    /* Split and store the half-row (fast or exact: one branch per half-row). */
     auto emit = [&](auto exact) {
 #pragma unroll
       for (int cc = 0; cc < 4; ++cc) {
@@ -646,31 +676,7 @@ __host__ __device__ __forceinline__ uint32_t split_row_lay(const float *raw, flo
         st4(smo + sw128(n, 4 * c), vs);
       }
     };
-    if constexpr (SPEC) {
-      /* Speculative (as the TN split): split_fast and store while the max
-       * tree decides; a half-row with a value that is not tame is split
-       * again exactly and stored over the same addresses (program order). */
-      emit(std::false_type{});
-      float m4[4];
-#pragma unroll
-      for (int cc = 0; cc < 4; ++cc) m4[cc] = max_abs4_hd(r[cc][0], r[cc][1], r[cc][2], r[cc][3]);
-      if (!(max_abs4_hd(m4[0], m4[1], m4[2], m4[3]) < gs_tf32_float(kTameLimit))) {
-        wild = 1;
-        emit(std::true_type{});
-      }
-    } else {
-      float mx = 0.f;
-#pragma unroll
-      for (int cc = 0; cc < 4; ++cc)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) mx = max_abs_nan_hd(mx, r[cc][e]);
-      if (mx < gs_tf32_float(kTameLimit)) {
-        emit(std::false_type{});
-      } else {
-        wild = 1;
-        emit(std::true_type{});
-      }
-    }
+    if (split_tame_or_exact<SPEC>(r, emit)) wild = 1;
   }
   return wild;
 }
@@ -718,28 +724,11 @@ __host__ __device__ __forceinline__ uint32_t split_nm(const float *raw, float *b
         st4(smo + sw128(n0 + r, 4 * (2 * j + h)), vs);
       }
     };
-    if constexpr (SPEC) {
-      emit(std::false_type{}); /* speculative, as in split_row_lay */
-      float m4[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) m4[e] = max_abs4_hd(v[e].x, v[e].y, v[e].z, v[e].w);
-      if (!(max_abs4_hd(m4[0], m4[1], m4[2], m4[3]) < gs_tf32_float(kTameLimit))) {
-        wild = 1;
-        emit(std::true_type{});
-      }
-    } else {
-      float mx = 0.f;
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) mx = max_abs_nan_hd(mx, f4_get(v[e], r));
-      if (mx < gs_tf32_float(kTameLimit)) {
-        emit(std::false_type{});
-      } else {
-        wild = 1;
-        emit(std::true_type{});
-      }
-    }
+    const float x[4][4] = {{v[0].x, v[0].y, v[0].z, v[0].w},
+                           {v[1].x, v[1].y, v[1].z, v[1].w},
+                           {v[2].x, v[2].y, v[2].z, v[2].w},
+                           {v[3].x, v[3].y, v[3].z, v[3].w}};
+    if (split_tame_or_exact<SPEC>(x, emit)) wild = 1;
   }
   return wild;
 }
