@@ -24,7 +24,11 @@
  *     GS_SIMT_UNROLL_KT there: 1 unless set > 1. MEASURED SLOWER (H200,
  *     2026-12-03): 3-11% below the same tile without it in NN/TN/TT
  *     (register-bank conflicts; sgemm_simt.NOTES.md round 4). Off by default.
- *   GS_SIMT_BK, GS_SIMT_STAGES, GS_SIMT_UNROLL_KT, GS_SIMT_ORDER,
+ *   GS_SIMT_ORDER = 2 / 3 (round 5): serpentine FFMA order, i-outer / j-outer
+ *     (classic loop only). 3 halves the dispatch (register-bank) stalls,
+ *     but ptxas then clusters the next k-step's LDS: MEASURED 1-4% SLOWER
+ *     than the same tile in most layouts (sgemm_simt.NOTES.md round 5).
+ *   GS_SIMT_BK, GS_SIMT_STAGES, GS_SIMT_UNROLL_KT, GS_SIMT_ORDER 0/1,
  *   GS_SIMT_GROUP_M, GS_SIMT_LOOP = 0/1: as in sgemm_simt.cu. (The register-
  *   staged loader GS_SIMT_KREG is not carried over.)
  * Everything else (technique, constraints, epilogue) as sgemm_simt.cu:
@@ -294,6 +298,33 @@ struct LoaderSel<false, EXT, false> { using T = LoaderK<EXT>; };
 template <int EXT>
 struct LoaderSel<false, EXT, true> { using T = LoaderKS<EXT>; };
 
+/* GS_SIMT_ORDER 2 / 3: serpentine FFMA order (rows i-outer with j
+ * alternating direction, or columns j-outer with i alternating), so the
+ * first FFMA of a row (column) reuses the previous one's b (a) from the
+ * operand reuse cache: every FFMA then reads one uncached fragment value
+ * and its accumulator, which ptxas can put in opposite register banks. */
+__device__ __forceinline__ void ffma_serpentine(float (&acc)[Cfg::TM][Cfg::TN],
+                                                const float (&a)[Cfg::TM],
+                                                const float (&b)[Cfg::TN]) {
+#if GS_SIMT_ORDER == 2
+#pragma unroll
+  for (int i = 0; i < Cfg::TM; ++i)
+#pragma unroll
+    for (int jj = 0; jj < Cfg::TN; ++jj) {
+      const int j = (i & 1) ? Cfg::TN - 1 - jj : jj;
+      acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+#else
+#pragma unroll
+  for (int j = 0; j < Cfg::TN; ++j)
+#pragma unroll
+    for (int ii = 0; ii < Cfg::TM; ++ii) {
+      const int i = (j & 1) ? Cfg::TM - 1 - ii : ii;
+      acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+#endif
+}
+
 /* TA/TB: 1 = op is transpose (cuBLAS 'T'). op(A) is m x k: A stored m x k
  * (N, contiguous along m) or k x m (T, contiguous along k). op(B) is k x n:
  * B stored k x n (N, contiguous along k) or n x k (T, contiguous along n). */
@@ -524,7 +555,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       const int next_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
       load_frag((kk + 1) & 1, kk + 1 < Cfg::BK ? read_stage : next_stage, (kk + 1) % Cfg::BK);
       if (kk == Cfg::BK - 1) read_stage = next_stage;
-#if GS_SIMT_ORDER == 0
+#if GS_SIMT_ORDER == 2 || GS_SIMT_ORDER == 3
+      ffma_serpentine(acc, fa[kk & 1], fb[kk & 1]);
+#elif GS_SIMT_ORDER == 0
 #pragma unroll
       for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
@@ -563,7 +596,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         write_stage = (write_stage + 1 == Cfg::STAGES) ? 0 : write_stage + 1;
         ++next_tile;
       }
-#if GS_SIMT_ORDER == 0
+#if GS_SIMT_ORDER == 2 || GS_SIMT_ORDER == 3
+      ffma_serpentine(acc, fa[kk & 1], fb[kk & 1]);
+#elif GS_SIMT_ORDER == 0
 #pragma unroll
       for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
