@@ -1,36 +1,44 @@
 /* sgemm_simt.cu: FP32 SGEMM on CUDA cores (FFMA), column-major as cuBLAS.
  *
  * Technique (one per file):
- *   - Block tile 128 x 128 x BK, 128 threads (4 warps as 2 x 2), warp tile
- *     64 x 64, thread tile 8 (m) x 16 (n) = 128 FP32 accumulators per thread;
- *     a thread's rows are two float4 runs 32 apart, its columns four float4
- *     runs 16 apart, so every fragment read is a conflict-free LDS.128 and
- *     every output store a STG.128 covering whole 128-byte lines per warp.
+ *   - Block tile 128 x 128 x BK with 128 threads (4 warps as 2 x 2), or,
+ *     where the layout's wide side divides, a wide tile of 256 threads
+ *     (8 warps): 256 x 128 when A is stored m-contiguous (NN, NT), 128 x 256
+ *     when A is stored k-contiguous (TN, TT). Warp tile 64 x 64, thread tile
+ *     8 (m) x 16 (n) = 128 FP32 accumulators per thread; a thread's rows are
+ *     two float4 runs 32 apart, its columns four float4 runs 16 apart, so
+ *     every fragment read is a conflict-free LDS.128 and every output store
+ *     a STG.128 covering whole 128-byte lines per warp.
  *   - Shared memory holds both operands k-major ("A transposed"): As[k][m],
- *     Bs[k][n], rows padded to 132 floats. A multi-stage cp.async pipeline
+ *     Bs[k][n], rows padded by 4 floats. A multi-stage cp.async pipeline
  *     (STAGES deep, one __syncthreads per k-tile) fills them:
  *       operand contiguous along m/n (A in N, B in T): 16-byte cp.async.cg;
  *       operand contiguous along k   (A in T, B in N): 4-byte cp.async.ca
  *       with lanes spread 8 (k) x 4 (m/n) so the transposing smem writes are
- *       bank-conflict free thanks to the 4-float row padding.
+ *       bank-conflict free thanks to the 4-float row padding. The wide tile
+ *       puts its 256 on the side whose copies are 4-byte ones in NN and TN,
+ *       halving those per thread.
  *   - Register double buffer of the fragments across the k steps of a tile.
  *   - k-tile loop unrolled x2 for the A-transposed layouts (TN, TT), x1 for
  *     NN and NT (measured per layout; sgemm_simt.NOTES.md).
  *   - Grouped tile raster (GROUP_M tile rows) for L2 reuse.
  *   - Epilogue straight from registers: alpha*acc (+ bias[m]) (+ beta*C),
  *     C read only when beta != 0; alpha/beta read on the device when they are
- *     device pointers. No atomics, no split-K: deterministic bits.
+ *     device pointers. No atomics, no split-K: deterministic bits (the tile
+ *     shape does not change the per-element summation order).
  *
  * Constraints (checked by gs_sgemm_simt_supports, see sgemm_simt.h):
  *   m, n multiples of 128, k multiple of 16; A, B, C, D, bias 16-byte
  *   aligned; all leading dims multiples of 4. Index math is 64-bit.
  *
  * Target sm_90a (H200); plain CUDA C++ with cp.async, so sm_80+ compiles too.
- * 217-235 registers, no spills, 50.7 KB dynamic smem (2 CTAs/SM).
+ * 217-235 registers, no spills; 50.7 KB dynamic smem (128 x 128, 2 CTAs/SM)
+ * or 75.3 KB (wide, 1 CTA/SM).
  *
- * Measured on the H200 (bench/results/sgemm_simt-h200-*.csv): 0.85-0.95x
- * cuBLAS at 2048-16384, far below on small grids (no split-K). It does NOT
- * beat cuBLAS anywhere yet: route nothing to it until a CSV says otherwise.
+ * Measured on the H200 (bench/results/sgemm_simt-h200-2026-12-03.csv):
+ * 0.87-0.97x cuBLAS at 2048-16384, far below on small grids (no split-K).
+ * It does NOT beat cuBLAS anywhere: route nothing to it until a CSV says
+ * otherwise.
  *
  * The GS_SIMT_* macros below exist for tuning builds only (see NOTES); the
  * library builds the defaults.
@@ -63,39 +71,55 @@ namespace gs_sgemm_simt {
 #ifndef GS_SIMT_ORDER
 #define GS_SIMT_ORDER 0
 #endif
-#ifndef GS_SIMT_KREG
-#define GS_SIMT_KREG 0
-#endif
 #ifndef GS_SIMT_GROUP_M
 #define GS_SIMT_GROUP_M 8
 #endif
-struct Cfg {
-  static constexpr int BM = 128, BN = 128, BK = GS_SIMT_BK;
-  static constexpr int THREADS = 128;
+#ifndef GS_SIMT_WIDE
+#define GS_SIMT_WIDE 1 /* 0: 128 x 128 tiles only (the round-1 kernel) */
+#endif
+#ifndef GS_SIMT_WIDE_MIN_TILES
+/* Wide tiles only on grids of at least this many (measured on the H200,
+ * bench/results/sgemm_simt-wide-vs-narrow-h200-2026-12-03.csv: +1-9% over
+ * 128 x 128 on every shape with >= 128 wide tiles, -17..-25% on the three
+ * with <= 32, where 128 x 128 tiles spread over twice the SMs; nothing
+ * measured in between, so those keep 128 x 128). */
+#define GS_SIMT_WIDE_MIN_TILES 128
+#endif
+/* One block-tile shape: BM x BN x BK, 64 x 64 warp tiles. */
+template <int BM_, int BN_>
+struct CfgT {
+  static constexpr int BM = BM_, BN = BN_, BK = GS_SIMT_BK;
+  static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 64;
+  static constexpr int THREADS = WARPS_M * WARPS_N * 32;
   static constexpr int STAGES = GS_SIMT_STAGES;
-  static constexpr int WARPS_M = 2, WARPS_N = 2;
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* 64 x 64 */
   static constexpr int LANES_M = GS_SIMT_LANES_M, LANES_N = 32 / LANES_M; /* lanes in a warp */
   static constexpr int TM = WM / LANES_M, TN = WN / LANES_N; /* 8 x 16 */
   static constexpr int PAD = 4;
-  static constexpr int ROW = BM + PAD; /* floats per smem k-row */
+  static constexpr int ROW_A = BM + PAD, ROW_B = BN + PAD; /* floats per smem k-row */
   static constexpr int GROUP_M = GS_SIMT_GROUP_M;
-  static constexpr int MIN_BLOCKS = 2; /* CTAs per SM we size registers for */
+  static constexpr int MIN_BLOCKS = THREADS <= 128 ? 2 : 1; /* CTAs per SM we size registers for */
+  static_assert(WARPS_M * WARPS_N * 32 == THREADS, "warp grid");
+  static_assert(LANES_M * LANES_N == 32, "lane grid");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are float4 runs");
+  static_assert(BK % 8 == 0, "k-contiguous loader spreads 8 lanes along k");
+  static_assert(ROW_A % 4 == 0 && ROW_B % 4 == 0, "smem rows keep float4 alignment");
+  static_assert(PAD == 4, "pad 4: 8 k rows x 4 mn columns hit 32 distinct banks");
+  static_assert(GS_SGEMM_SIMT_ALIGN_K % BK == 0, "documented k class");
+  static_assert(GS_SGEMM_SIMT_ALIGN_MN % 128 == 0, "documented m/n class");
 };
-static_assert(Cfg::BM == Cfg::BN, "one smem row length serves both operands");
-static_assert(Cfg::WARPS_M * Cfg::WARPS_N * 32 == Cfg::THREADS, "warp grid");
-static_assert(Cfg::LANES_M * Cfg::LANES_N == 32, "lane grid");
-static_assert(Cfg::TM % 4 == 0 && Cfg::TN % 4 == 0, "fragments are float4 runs");
-static_assert(Cfg::BK % 8 == 0, "k-contiguous loader spreads 8 lanes along k");
-static_assert(Cfg::ROW % 4 == 0, "smem rows keep float4 alignment");
-static_assert((Cfg::PAD * 8) % 32 == 0 || Cfg::PAD == 4,
-              "pad 4: 8 k rows x 4 mn columns hit 32 distinct banks");
-static_assert(GS_SGEMM_SIMT_ALIGN_K % Cfg::BK == 0, "documented k class");
-static_assert(GS_SGEMM_SIMT_ALIGN_MN % Cfg::BM == 0, "documented m/n class");
+/* The base tile, for every problem in the class. */
+using Cfg128 = CfgT<128, 128>;
+/* The wide tile, per layout (measured, NOTES rounds 3 and 5): 256 rows of m
+ * when A is stored m-contiguous (NN, NT: +5% / +1%), 256 columns of n when A
+ * is stored k-contiguous (TN, TT: +5% / +1.5%). 256 threads, 1 CTA per SM. */
+template <int TA>
+using CfgWide = CfgT<TA == 0 ? 256 : 128, TA == 0 ? 128 : 256>;
 
+template <class C>
 struct Smem {
-  float a[Cfg::STAGES][Cfg::BK][Cfg::ROW];
-  float b[Cfg::STAGES][Cfg::BK][Cfg::ROW];
+  float a[C::STAGES][C::BK][C::ROW_A];
+  float b[C::STAGES][C::BK][C::ROW_B];
 };
 
 struct Params {
@@ -130,17 +154,20 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 /* --- global -> shared tile loaders --------------------------------------
- * One operand tile is BK (k) x 128 (mn), stored s[k][mn].  */
+ * One operand tile is BK (k) x EXT (mn), stored s[k][mn] with rows of
+ * EXT + PAD floats. */
 
 /* Operand contiguous along mn: element (kk, mn) at g[kk * ld + mn]. */
+template <class C, int EXT>
 struct LoaderMN {
   /* A warp copies 512 contiguous bytes of one k row per pass. (Measured:
    * this beats 4 rows x 128 B per warp with immediate offsets by 5% at
    * 4096^3 NT, see NOTES.) */
-  static constexpr int CHUNKS_PER_ROW = Cfg::BM / 4;                 /* 32 */
-  static constexpr int ROWS_PER_PASS = Cfg::THREADS / CHUNKS_PER_ROW; /* 4 */
-  static constexpr int PASSES = Cfg::BK / ROWS_PER_PASS;
-  static_assert(Cfg::THREADS % CHUNKS_PER_ROW == 0 && Cfg::BK % ROWS_PER_PASS == 0, "");
+  static constexpr int ROW = EXT + C::PAD;
+  static constexpr int CHUNKS_PER_ROW = EXT / 4;
+  static constexpr int ROWS_PER_PASS = C::THREADS / CHUNKS_PER_ROW;
+  static constexpr int PASSES = C::BK / ROWS_PER_PASS;
+  static_assert(C::THREADS % CHUNKS_PER_ROW == 0 && C::BK % ROWS_PER_PASS == 0, "");
   const float *g;    /* this thread's first element of the current tile */
   int64_t row_step;  /* ROWS_PER_PASS * ld */
   int64_t tile_step; /* BK * ld */
@@ -150,15 +177,14 @@ struct LoaderMN {
     const int kk = tid / CHUNKS_PER_ROW, c = tid % CHUNKS_PER_ROW;
     g = base + (int64_t)kk * ld + mn0 + c * 4;
     row_step = (int64_t)ROWS_PER_PASS * ld;
-    tile_step = (int64_t)Cfg::BK * ld;
-    soff = kk * Cfg::ROW + c * 4;
+    tile_step = (int64_t)C::BK * ld;
+    soff = kk * ROW + c * 4;
   }
-  __device__ __forceinline__ void store(float (*)[Cfg::ROW]) {}
-  __device__ __forceinline__ void fetch(float (*s)[Cfg::ROW]) {
+  __device__ __forceinline__ void fetch(float *s) {
     const float *p = g;
 #pragma unroll
     for (int i = 0; i < PASSES; ++i) {
-      cp_async_16(&s[0][0] + soff + i * ROWS_PER_PASS * Cfg::ROW, p);
+      cp_async_16(s + soff + i * ROWS_PER_PASS * ROW, p);
       p += row_step;
     }
     g += tile_step;
@@ -168,13 +194,16 @@ struct LoaderMN {
 /* Operand contiguous along k: element (kk, mn) at g[mn * ld + kk].
  * Lanes: 8 along k x 4 along mn, so one warp's 4-byte smem writes land on
  * banks 4*kk + mn (row pad 4): conflict free; global reads are 32-byte
- * sectors of 4 columns. */
+ * sectors of 4 columns. (Measured alternatives, all slower: register-staged
+ * 4x4 transposes, k-contiguous smem tiles; NOTES rounds 1 and 4.) */
+template <class C, int EXT>
 struct LoaderK {
+  static constexpr int ROW = EXT + C::PAD;
   static constexpr int KL = 8, ML = 4;
-  static constexpr int MN_PER_PASS = (Cfg::THREADS / 32) * ML; /* 16 */
-  static constexpr int MPASSES = Cfg::BM / MN_PER_PASS;       /* 8 */
-  static constexpr int KPASSES = Cfg::BK / KL;                 /* BK/8 */
-  static_assert(Cfg::BM % MN_PER_PASS == 0, "");
+  static constexpr int MN_PER_PASS = (C::THREADS / 32) * ML;
+  static constexpr int MPASSES = EXT / MN_PER_PASS;
+  static constexpr int KPASSES = C::BK / KL;
+  static_assert(EXT % MN_PER_PASS == 0, "");
   const float *g;
   int64_t col_step; /* MN_PER_PASS * ld */
   int soff;
@@ -184,85 +213,34 @@ struct LoaderK {
     const int kk = lane % KL, mn = warp * ML + lane / KL;
     g = base + (int64_t)(mn0 + mn) * ld + kk;
     col_step = (int64_t)MN_PER_PASS * ld;
-    soff = kk * Cfg::ROW + mn;
+    soff = kk * ROW + mn;
   }
-  __device__ __forceinline__ void store(float (*)[Cfg::ROW]) {}
-  __device__ __forceinline__ void fetch(float (*s)[Cfg::ROW]) {
+  __device__ __forceinline__ void fetch(float *s) {
     const float *p = g;
 #pragma unroll
     for (int i = 0; i < MPASSES; ++i) {
 #pragma unroll
       for (int j = 0; j < KPASSES; ++j)
-        cp_async_4(&s[0][0] + soff + j * KL * Cfg::ROW + i * MN_PER_PASS, p + j * KL);
+        cp_async_4(s + soff + j * KL * ROW + i * MN_PER_PASS, p + j * KL);
       p += col_step;
     }
-    g += Cfg::BK;
+    g += C::BK;
   }
 };
 
-/* Operand contiguous along k, register staged and transposed in registers:
- * each thread fetches a 4 (k) x 4 (mn) block as four LDG.128 (one per mn
- * column, 4 consecutive k) early in a k-tile and writes it at the end of the
- * tile as four STS.128 (one per k row, 4 consecutive mn). Lanes 0-7 of a
- * quarter warp take consecutive mn blocks of one k row: conflict-free. Half
- * the LSU instructions of LoaderK's 4-byte cp.async and no L1 thrash, for 16
- * more live registers. */
-__device__ __forceinline__ float4 ldg_nc_128(const float *p) {
-  float4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.f32 {%0,%1,%2,%3}, [%4];\n"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "l"(p));
-  return v;
-}
-struct LoaderKReg {
-  static_assert(Cfg::BK == 16 && Cfg::BM == 128 && Cfg::THREADS == 128,
-                "one 4x4 block per thread");
-  const float *g;
-  int64_t ld;
-  int soff;
-  float4 v[4];
-  __device__ __forceinline__ LoaderKReg(const float *base, int64_t ld_, int mn0, int tid) {
-    const int lane = tid & 31, warp = tid >> 5;
-    const int mq = warp * 8 + (lane & 7), kq = lane >> 3;
-    ld = ld_;
-    g = base + (int64_t)(mn0 + 4 * mq) * ld + 4 * kq;
-    soff = 4 * kq * Cfg::ROW + 4 * mq;
-  }
-  __device__ __forceinline__ void fetch(float (*)[Cfg::ROW]) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) v[j] = ldg_nc_128(g + j * ld);
-    g += Cfg::BK;
-  }
-  __device__ __forceinline__ void store(float (*s)[Cfg::ROW]) {
-    float *d = &s[0][0] + soff;
-    *reinterpret_cast<float4 *>(d + 0 * Cfg::ROW) = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
-    *reinterpret_cast<float4 *>(d + 1 * Cfg::ROW) = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
-    *reinterpret_cast<float4 *>(d + 2 * Cfg::ROW) = make_float4(v[0].z, v[1].z, v[2].z, v[3].z);
-    *reinterpret_cast<float4 *>(d + 3 * Cfg::ROW) = make_float4(v[0].w, v[1].w, v[2].w, v[3].w);
-  }
-};
-
-template <bool MN_CONTIG>
-struct LoaderSel;
-template <>
-struct LoaderSel<true> { using T = LoaderMN; };
-template <>
-struct LoaderSel<false> {
-#if GS_SIMT_KREG
-  using T = LoaderKReg;
-#else
-  using T = LoaderK;
-#endif
-};
+template <class C, bool MN_CONTIG, int EXT>
+struct LoaderSel { using T = LoaderMN<C, EXT>; };
+template <class C, int EXT>
+struct LoaderSel<C, false, EXT> { using T = LoaderK<C, EXT>; };
 
 /* TA/TB: 1 = op is transpose (cuBLAS 'T'). op(A) is m x k: A stored m x k
  * (N, contiguous along m) or k x m (T, contiguous along k). op(B) is k x n:
  * B stored k x n (N, contiguous along k) or n x k (T, contiguous along n). */
-template <int TA, int TB>
+template <class Cfg, int TA, int TB>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     sgemm_simt_kernel(const Params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  Smem &sm = *reinterpret_cast<Smem *>(smem_raw);
+  Smem<Cfg> &sm = *reinterpret_cast<Smem<Cfg> *>(smem_raw);
 
   const int tid = threadIdx.x;
 
@@ -278,8 +256,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   const int tile_n = in_group / gsize;
   const int m0 = tile_m * Cfg::BM, n0 = tile_n * Cfg::BN;
 
-  using LA = typename LoaderSel<TA == 0>::T;
-  using LB = typename LoaderSel<TB == 1>::T;
+  using LA = typename LoaderSel<Cfg, TA == 0, Cfg::BM>::T;
+  using LB = typename LoaderSel<Cfg, TB == 1, Cfg::BN>::T;
   LA la(p.A, p.lda, m0, tid);
   LB lb(p.B, p.ldb, n0, tid);
 
@@ -289,10 +267,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #pragma unroll
   for (int s = 0; s < Cfg::STAGES - 1; ++s) {
     if (s < KT) {
-      la.fetch(sm.a[s]);
-      lb.fetch(sm.b[s]);
-      la.store(sm.a[s]);
-      lb.store(sm.b[s]);
+      la.fetch(&sm.a[s][0][0]);
+      lb.fetch(&sm.b[s][0][0]);
     }
     cp_async_commit();
   }
@@ -332,8 +308,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   int read_stage = 0;
   int write_stage = Cfg::STAGES - 1;
   int next_tile = Cfg::STAGES - 1;
-  int staged = Cfg::STAGES - 1; /* stage the register-staged loaders fill */
-  bool staged_valid = false;
 
   /* Per-layout k-tile unroll (measured, see NOTES): the A-transposed
    * layouts (4-byte transposing copies of A) gain 2-8% from a 2-tile body,
@@ -344,11 +318,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; ++kk) {
       if (GS_SIMT_LOOP == 0 && kk == Cfg::BK - 1) {
-        /* Register-staged operands land in the stage freed by tile kt-1. */
-        if (staged_valid) {
-          la.store(sm.a[staged]);
-          lb.store(sm.b[staged]);
-        }
         /* Tile kt+1 has landed and everyone is done reading tile kt-1. */
         cp_async_wait<Cfg::STAGES - 2>();
         __syncthreads();
@@ -357,11 +326,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       if (GS_SIMT_LOOP == 0 || kk + 1 < Cfg::BK)
         load_frag((kk + 1) & 1, read_stage, (kk + 1) % Cfg::BK);
       if (kk == 0) {
-        staged = write_stage;
-        staged_valid = next_tile < KT;
-        if (staged_valid) {
-          la.fetch(sm.a[write_stage]);
-          lb.fetch(sm.b[write_stage]);
+        if (next_tile < KT) {
+          la.fetch(&sm.a[write_stage][0][0]);
+          lb.fetch(&sm.b[write_stage][0][0]);
         }
         cp_async_commit();
         write_stage = (write_stage + 1 == Cfg::STAGES) ? 0 : write_stage + 1;
@@ -382,10 +349,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #endif
     }
     if (GS_SIMT_LOOP == 1) {
-      if (staged_valid) {
-        la.store(sm.a[staged]);
-        lb.store(sm.b[staged]);
-      }
       cp_async_wait<Cfg::STAGES - 2>();
       __syncthreads();
       read_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
@@ -434,33 +397,55 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 }
 
 typedef void (*kernel_fn)(const Params);
-static const kernel_fn kernels[2][2] = {
-    {sgemm_simt_kernel<0, 0>, sgemm_simt_kernel<0, 1>},
-    {sgemm_simt_kernel<1, 0>, sgemm_simt_kernel<1, 1>},
+struct Variant {
+  kernel_fn fn;
+  int threads;
+  size_t smem;
+};
+template <class C, int TA, int TB>
+constexpr Variant variant() {
+  return Variant{sgemm_simt_kernel<C, TA, TB>, C::THREADS, sizeof(Smem<C>)};
+}
+/* [wide][trans_a][trans_b] */
+static const Variant variants[2][2][2] = {
+    {{variant<Cfg128, 0, 0>(), variant<Cfg128, 0, 1>()},
+     {variant<Cfg128, 1, 0>(), variant<Cfg128, 1, 1>()}},
+    {{variant<CfgWide<0>, 0, 0>(), variant<CfgWide<0>, 0, 1>()},
+     {variant<CfgWide<1>, 1, 0>(), variant<CfgWide<1>, 1, 1>()}},
 };
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
 /* cudaFuncSetAttribute once per device (a benign race: every caller sets the
- * same value). Not a stream operation, so safe while a stream captures. */
+ * same values). Not a stream operation, so safe while a stream captures. */
 static constexpr int kMaxDevices = 64;
 static volatile int attr_done[kMaxDevices];
 
 static cudaError_t ensure_attributes() {
-  constexpr size_t smem = sizeof(Smem);
-  if (smem <= 48 * 1024) return cudaSuccess;
   int dev = 0;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
   if (dev >= 0 && dev < kMaxDevices && attr_done[dev]) return cudaSuccess;
-  for (int ta = 0; ta < 2; ++ta)
-    for (int tb = 0; tb < 2; ++tb) {
-      e = cudaFuncSetAttribute(kernels[ta][tb], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               (int)smem);
-      if (e != cudaSuccess) return e;
-    }
+  for (int w = 0; w < 2; ++w)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        const Variant &v = variants[w][ta][tb];
+        if (v.smem <= 48 * 1024) continue;
+        e = cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)v.smem);
+        if (e != cudaSuccess) return e;
+      }
   if (dev >= 0 && dev < kMaxDevices) attr_done[dev] = 1;
   return cudaSuccess;
+}
+
+/* The wide tile when the layout's wide side divides and the grid is big
+ * enough for it (GS_SIMT_WIDE_MIN_TILES). */
+static int use_wide(int64_t m, int64_t n, int trans_a) {
+  if (!GS_SIMT_WIDE) return 0;
+  const int64_t wm = trans_a ? 128 : 256, wn = trans_a ? 256 : 128;
+  if (m % wm || n % wn) return 0;
+  return (m / wm) * (n / wn) >= GS_SIMT_WIDE_MIN_TILES;
 }
 
 }  // namespace gs_sgemm_simt
@@ -477,7 +462,7 @@ extern "C" int gs_sgemm_simt_supports(int64_t m, int64_t n, int64_t k, int trans
     return 0;
   if ((trans_a != 0 && trans_a != 1) || (trans_b != 0 && trans_b != 1)) return 0;
   /* tile count must fit a 1-D grid */
-  if ((m / Cfg::BM) * (n / Cfg::BN) >= lim) return 0;
+  if ((m / Cfg128::BM) * (n / Cfg128::BN) >= lim) return 0;
   if (!A || !B || !aligned16(A) || !aligned16(B)) return 0;
   if (lda % 4 || ldb % 4) return 0;
   if (lda < (trans_a ? k : m) || ldb < (trans_b ? n : k)) return 0;
@@ -519,7 +504,10 @@ extern "C" gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a) {
 
   if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
-  const unsigned grid = (unsigned)((a->m / Cfg::BM) * (a->n / Cfg::BN));
-  kernels[a->trans_a][a->trans_b]<<<grid, Cfg::THREADS, sizeof(Smem), a->stream>>>(p);
+  const int wide = use_wide(a->m, a->n, a->trans_a);
+  const Variant &v = variants[wide][a->trans_a][a->trans_b];
+  const int64_t bm = wide && !a->trans_a ? 256 : 128, bn = wide && a->trans_a ? 256 : 128;
+  const unsigned grid = (unsigned)((a->m / bm) * (a->n / bn));
+  v.fn<<<grid, v.threads, v.smem, a->stream>>>(p);
   return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
 }
