@@ -3,8 +3,8 @@
  * Technique (one per file):
  *   - Block tile 128 x 128 x BK with 128 threads (4 warps as 2 x 2), or,
  *     where the layout's wide side divides, a wide tile of 256 threads
- *     (8 warps): 256 x 128 when A is stored m-contiguous (NN, NT), 128 x 256
- *     when A is stored k-contiguous (TN, TT). Warp tile 64 x 64, thread tile
+ *     (8 warps): 256 x 128 when B is stored k-contiguous (NN, TN), 128 x 256
+ *     when B is stored n-contiguous (NT, TT). Warp tile 64 x 64, thread tile
  *     8 (m) x 16 (n) = 128 FP32 accumulators per thread; a thread's rows are
  *     two float4 runs 32 apart, its columns four float4 runs 16 apart, so
  *     every fragment read is a conflict-free LDS.128 and every output store
@@ -15,10 +15,12 @@
  *       operand contiguous along m/n (A in N, B in T): 16-byte cp.async.cg;
  *       operand contiguous along k   (A in T, B in N): 4-byte cp.async.ca
  *       with lanes spread 8 (k) x 4 (m/n) so the transposing smem writes are
- *       bank-conflict free thanks to the 4-float row padding. The wide tile
- *       puts its 256 on the side whose copies are 4-byte ones in NN and TN,
- *       halving those per thread.
- *   - Register double buffer of the fragments across the k steps of a tile.
+ *       bank-conflict free thanks to the 4-float row padding.
+ *   - Register double buffer of the fragments across the k steps of a tile,
+ *     loaded with volatile LDS.128 so ptxas keeps them a k-step ahead.
+ *   - FFMAs in a serpentine j-outer order, which lets ptxas keep each FFMA's
+ *     two register-file reads in different banks (half the dispatch stalls
+ *     of the plain i-outer order).
  *   - k-tile loop unrolled x2 for the A-transposed layouts (TN, TT), x1 for
  *     NN and NT (measured per layout; sgemm_simt.NOTES.md).
  *   - Grouped tile raster (GROUP_M tile rows) for L2 reuse.
@@ -32,12 +34,12 @@
  *   aligned; all leading dims multiples of 4. Index math is 64-bit.
  *
  * Target sm_90a (H200); plain CUDA C++ with cp.async, so sm_80+ compiles too.
- * 217-235 registers, no spills; 50.7 KB dynamic smem (128 x 128, 2 CTAs/SM)
+ * 199-224 registers, no spills; 50.7 KB dynamic smem (128 x 128, 2 CTAs/SM)
  * or 75.3 KB (wide, 1 CTA/SM).
  *
  * Measured on the H200 (bench/results/sgemm_simt-h200-2026-12-03.csv):
- * 0.87-0.97x cuBLAS at 2048-16384, far below on small grids (no split-K).
- * It does NOT beat cuBLAS anywhere: route nothing to it until a CSV says
+ * 0.88-1.01x cuBLAS at 2048-16384, far below on small grids (no split-K).
+ * It does not reach 1.02x anywhere: route nothing to it until a CSV says
  * otherwise.
  *
  * The GS_SIMT_* macros below exist for tuning builds only (see NOTES); the
@@ -69,7 +71,10 @@ namespace gs_sgemm_simt {
 #define GS_SIMT_LOOP 0
 #endif
 #ifndef GS_SIMT_ORDER
-#define GS_SIMT_ORDER 0
+#define GS_SIMT_ORDER 2 /* FFMA order: 0 i-outer, 1 j-outer, 2 j-outer serpentine */
+#endif
+#ifndef GS_SIMT_VOLATILE_FRAG
+#define GS_SIMT_VOLATILE_FRAG 1 /* fragment loads as ld.volatile.shared */
 #endif
 #ifndef GS_SIMT_GROUP_M
 #define GS_SIMT_GROUP_M 8
@@ -79,7 +84,8 @@ namespace gs_sgemm_simt {
 #endif
 #ifndef GS_SIMT_WIDE_MIN_TILES
 /* Wide tiles only on grids of at least this many (measured on the H200,
- * bench/results/sgemm_simt-wide-vs-narrow-h200-2026-12-03.csv: +1-9% over
+ * bench/results/sgemm_simt-wide-vs-narrow-h200-2026-12-03.csv and the
+ * narrow sweep in sgemm_simt-round7-h200-2026-12-03.csv: +1-9% over
  * 128 x 128 on every shape with >= 128 wide tiles, -17..-25% on the three
  * with <= 32, where 128 x 128 tiles spread over twice the SMs; nothing
  * measured in between, so those keep 128 x 128). */
@@ -110,11 +116,11 @@ struct CfgT {
 };
 /* The base tile, for every problem in the class. */
 using Cfg128 = CfgT<128, 128>;
-/* The wide tile, per layout (measured, NOTES rounds 3 and 5): 256 rows of m
- * when A is stored m-contiguous (NN, NT: +5% / +1%), 256 columns of n when A
- * is stored k-contiguous (TN, TT: +5% / +1.5%). 256 threads, 1 CTA per SM. */
-template <int TA>
-using CfgWide = CfgT<TA == 0 ? 256 : 128, TA == 0 ? 128 : 256>;
+/* The wide tile, per layout (measured, NOTES rounds 3, 6 and 7): 256 rows
+ * of m when B is stored k-contiguous (NN, TN), 256 columns of n when B is
+ * stored n-contiguous (NT, TT). 256 threads, 1 CTA per SM. */
+template <int TB>
+using CfgWide = CfgT<TB == 0 ? 256 : 128, TB == 0 ? 128 : 256>;
 
 template <class C>
 struct Smem {
@@ -288,17 +294,25 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.f;
 
   float fa[2][Cfg::TM], fb[2][Cfg::TN];
+  /* Volatile shared loads: ptxas keeps them where the source puts them (a
+   * k-step ahead, spread between FFMAs). As plain loads, with the serpentine
+   * order below, ptxas pulled each k-step's six LDS.128 together and then
+   * waited on them (NOTES rounds 5 and 7). */
+  auto lds128 = [](float *d, const float *src) {
+    if (GS_SIMT_VOLATILE_FRAG)
+      asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                   : "r"(smem_u32(src)));
+    else
+      *reinterpret_cast<float4 *>(d) = *reinterpret_cast<const float4 *>(src);
+  };
   auto load_frag = [&](int buf, int stage, int kk) {
     const float *ra = &sm.a[stage][kk][a_off];
     const float *rb = &sm.b[stage][kk][b_off];
 #pragma unroll
-    for (int ii = 0; ii < Cfg::TM / 4; ++ii)
-      *reinterpret_cast<float4 *>(&fa[buf][ii * 4]) =
-          *reinterpret_cast<const float4 *>(ra + ii * A_RUN);
+    for (int ii = 0; ii < Cfg::TM / 4; ++ii) lds128(&fa[buf][ii * 4], ra + ii * A_RUN);
 #pragma unroll
-    for (int jj = 0; jj < Cfg::TN / 4; ++jj)
-      *reinterpret_cast<float4 *>(&fb[buf][jj * 4]) =
-          *reinterpret_cast<const float4 *>(rb + jj * B_RUN);
+    for (int jj = 0; jj < Cfg::TN / 4; ++jj) lds128(&fb[buf][jj * 4], rb + jj * B_RUN);
   };
 
   cp_async_wait<Cfg::STAGES - 2>();
@@ -334,7 +348,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         write_stage = (write_stage + 1 == Cfg::STAGES) ? 0 : write_stage + 1;
         ++next_tile;
       }
-#if GS_SIMT_ORDER == 0
+#if GS_SIMT_ORDER == 2
+      /* j-outer, i direction alternating per column: the first FFMA of a
+       * column reuses the last one's a from the operand reuse cache, so
+       * every FFMA reads one uncached fragment value and its accumulator,
+       * which ptxas can put in opposite register banks (halves the dispatch
+       * stalls, NOTES round 5). */
+#pragma unroll
+      for (int j = 0; j < Cfg::TN; ++j)
+#pragma unroll
+        for (int ii = 0; ii < Cfg::TM; ++ii) {
+          const int i = (j & 1) ? Cfg::TM - 1 - ii : ii;
+          acc[i][j] = fmaf(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
+        }
+#elif GS_SIMT_ORDER == 0
 #pragma unroll
       for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
@@ -410,8 +437,8 @@ constexpr Variant variant() {
 static const Variant variants[2][2][2] = {
     {{variant<Cfg128, 0, 0>(), variant<Cfg128, 0, 1>()},
      {variant<Cfg128, 1, 0>(), variant<Cfg128, 1, 1>()}},
-    {{variant<CfgWide<0>, 0, 0>(), variant<CfgWide<0>, 0, 1>()},
-     {variant<CfgWide<1>, 1, 0>(), variant<CfgWide<1>, 1, 1>()}},
+    {{variant<CfgWide<0>, 0, 0>(), variant<CfgWide<1>, 0, 1>()},
+     {variant<CfgWide<0>, 1, 0>(), variant<CfgWide<1>, 1, 1>()}},
 };
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
@@ -441,9 +468,9 @@ static cudaError_t ensure_attributes() {
 
 /* The wide tile when the layout's wide side divides and the grid is big
  * enough for it (GS_SIMT_WIDE_MIN_TILES). */
-static int use_wide(int64_t m, int64_t n, int trans_a) {
+static int use_wide(int64_t m, int64_t n, int trans_b) {
   if (!GS_SIMT_WIDE) return 0;
-  const int64_t wm = trans_a ? 128 : 256, wn = trans_a ? 256 : 128;
+  const int64_t wm = trans_b ? 128 : 256, wn = trans_b ? 256 : 128;
   if (m % wm || n % wn) return 0;
   return (m / wm) * (n / wn) >= GS_SIMT_WIDE_MIN_TILES;
 }
@@ -504,9 +531,9 @@ extern "C" gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a) {
 
   if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
-  const int wide = use_wide(a->m, a->n, a->trans_a);
+  const int wide = use_wide(a->m, a->n, a->trans_b);
   const Variant &v = variants[wide][a->trans_a][a->trans_b];
-  const int64_t bm = wide && !a->trans_a ? 256 : 128, bn = wide && a->trans_a ? 256 : 128;
+  const int64_t bm = wide && !a->trans_b ? 256 : 128, bn = wide && a->trans_b ? 256 : 128;
   const unsigned grid = (unsigned)((a->m / bm) * (a->n / bn));
   v.fn<<<grid, v.threads, v.smem, a->stream>>>(p);
   return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;

@@ -96,6 +96,9 @@ namespace gs_sgemm_simt {
 #ifndef GS_SIMT_ORDER
 #define GS_SIMT_ORDER 0
 #endif
+#ifndef GS_X_VOLFRAG
+#define GS_X_VOLFRAG 0
+#endif
 #ifndef GS_X_BARK
 #define GS_X_BARK 8
 #endif
@@ -383,6 +386,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.f;
 
   float fa[2][Cfg::TM], fb[2][Cfg::TN];
+#if GS_X_VOLFRAG
+  auto lds4 = [](float *d, const float *src) {
+    asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(smem_u32(src)));
+  };
+  auto load_frag = [&](int buf, int stage, int kk) {
+    const float *ra = &sm.a[stage][kk][a_off];
+    const float *rb = &sm.b[stage][kk][b_off];
+#pragma unroll
+    for (int ii = 0; ii < Cfg::TM / 4; ++ii) lds4(&fa[buf][ii * 4], ra + ii * A_RUN);
+#pragma unroll
+    for (int jj = 0; jj < Cfg::TN / 4; ++jj) lds4(&fb[buf][jj * 4], rb + jj * B_RUN);
+  };
+#else
   auto load_frag = [&](int buf, int stage, int kk) {
     const float *ra = &sm.a[stage][kk][a_off];
     const float *rb = &sm.b[stage][kk][b_off];
@@ -395,6 +412,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
       *reinterpret_cast<float4 *>(&fb[buf][jj * 4]) =
           *reinterpret_cast<const float4 *>(rb + jj * B_RUN);
   };
+#endif
 
   if constexpr (KSA || KSB) {
     /* Round 4 main loop: the KS operand(s) are read 4 k-steps at a time
