@@ -428,10 +428,11 @@ struct Variant {
   kernel_fn fn;
   int threads;
   size_t smem;
+  int bm, bn; /* block tile */
 };
 template <class C, int TA, int TB>
 constexpr Variant variant() {
-  return Variant{sgemm_simt_kernel<C, TA, TB>, C::THREADS, sizeof(Smem<C>)};
+  return Variant{sgemm_simt_kernel<C, TA, TB>, C::THREADS, sizeof(Smem<C>), C::BM, C::BN};
 }
 /* [wide][trans_a][trans_b] */
 static const Variant variants[2][2][2] = {
@@ -466,13 +467,13 @@ static cudaError_t ensure_attributes() {
   return cudaSuccess;
 }
 
-/* The wide tile when the layout's wide side divides and the grid is big
- * enough for it (GS_SIMT_WIDE_MIN_TILES). */
-static int use_wide(int64_t m, int64_t n, int trans_b) {
+/* The wide tile when its sides divide m and n and the grid is big enough
+ * for it (GS_SIMT_WIDE_MIN_TILES). */
+static int use_wide(int64_t m, int64_t n, int trans_a, int trans_b) {
   if (!GS_SIMT_WIDE) return 0;
-  const int64_t wm = trans_b ? 128 : 256, wn = trans_b ? 256 : 128;
-  if (m % wm || n % wn) return 0;
-  return (m / wm) * (n / wn) >= GS_SIMT_WIDE_MIN_TILES;
+  const Variant &w = variants[1][trans_a][trans_b];
+  if (m % w.bm || n % w.bn) return 0;
+  return (m / w.bm) * (n / w.bn) >= GS_SIMT_WIDE_MIN_TILES;
 }
 
 }  // namespace gs_sgemm_simt
@@ -531,10 +532,8 @@ extern "C" gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a) {
 
   if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
-  const int wide = use_wide(a->m, a->n, a->trans_b);
-  const Variant &v = variants[wide][a->trans_a][a->trans_b];
-  const int64_t bm = wide && !a->trans_b ? 256 : 128, bn = wide && a->trans_b ? 256 : 128;
-  const unsigned grid = (unsigned)((a->m / bm) * (a->n / bn));
+  const Variant &v = variants[use_wide(a->m, a->n, a->trans_a, a->trans_b)][a->trans_a][a->trans_b];
+  const unsigned grid = (unsigned)((a->m / v.bm) * (a->n / v.bn));
   v.fn<<<grid, v.threads, v.smem, a->stream>>>(p);
   return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
 }
