@@ -28,6 +28,9 @@
  *     (classic loop only). 3 halves the dispatch (register-bank) stalls,
  *     but ptxas then clusters the next k-step's LDS: MEASURED 1-4% SLOWER
  *     than the same tile in most layouts (sgemm_simt.NOTES.md round 5).
+ *   GS_X_VOLFRAG = 1 (round 7): fragment loads as ld.volatile.shared, which
+ *     keeps them spread a k-step ahead; with ORDER 3 it measured +3-8%
+ *     and is sgemm_simt.cu's default now.
  *   GS_SIMT_BK, GS_SIMT_STAGES, GS_SIMT_UNROLL_KT, GS_SIMT_ORDER 0/1,
  *   GS_SIMT_GROUP_M, GS_SIMT_LOOP = 0/1: as in sgemm_simt.cu. (The register-
  *   staged loader GS_SIMT_KREG is not carried over.)
@@ -386,10 +389,14 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     for (int j = 0; j < Cfg::TN; ++j) acc[i][j] = 0.f;
 
   float fa[2][Cfg::TM], fb[2][Cfg::TN];
-#if GS_X_VOLFRAG
+  /* GS_X_VOLFRAG: fragment loads as ld.volatile.shared (round 7, now the
+   * default of sgemm_simt.cu: ptxas then keeps them a k-step ahead). */
   auto lds4 = [](float *d, const float *src) {
-    asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(smem_u32(src)));
+    if (GS_X_VOLFRAG)
+      asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                   : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]) : "r"(smem_u32(src)));
+    else
+      *reinterpret_cast<float4 *>(d) = *reinterpret_cast<const float4 *>(src);
   };
   auto load_frag = [&](int buf, int stage, int kk) {
     const float *ra = &sm.a[stage][kk][a_off];
@@ -399,20 +406,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #pragma unroll
     for (int jj = 0; jj < Cfg::TN / 4; ++jj) lds4(&fb[buf][jj * 4], rb + jj * B_RUN);
   };
-#else
-  auto load_frag = [&](int buf, int stage, int kk) {
-    const float *ra = &sm.a[stage][kk][a_off];
-    const float *rb = &sm.b[stage][kk][b_off];
-#pragma unroll
-    for (int ii = 0; ii < Cfg::TM / 4; ++ii)
-      *reinterpret_cast<float4 *>(&fa[buf][ii * 4]) =
-          *reinterpret_cast<const float4 *>(ra + ii * A_RUN);
-#pragma unroll
-    for (int jj = 0; jj < Cfg::TN / 4; ++jj)
-      *reinterpret_cast<float4 *>(&fb[buf][jj * 4]) =
-          *reinterpret_cast<const float4 *>(rb + jj * B_RUN);
-  };
-#endif
 
   if constexpr (KSA || KSB) {
     /* Round 4 main loop: the KS operand(s) are read 4 k-steps at a time
