@@ -8,25 +8,32 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdint.h>
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-/* cuTensorMapEncodeTiled from the driver, looked up once (a benign race:
- * every caller stores the same pointer). NULL when the driver lacks it. */
-static PFN_cuTensorMapEncodeTiled_v12000 volatile encode_fn;
-static volatile int encode_looked_up;
+/* cuTensorMapEncodeTiled from the driver, looked up once. pthread_once
+ * publishes the pointer with the ordering a weakly ordered host (Arm)
+ * needs: no thread sees the lookup done before it sees its result. NULL
+ * when the driver lacks it. */
+static pthread_once_t encode_once = PTHREAD_ONCE_INIT;
+static PFN_cuTensorMapEncodeTiled_v12000 encode_fn;
 
-static PFN_cuTensorMapEncodeTiled_v12000 get_encode() {
-  if (encode_looked_up) return encode_fn;
-  void *fn = nullptr;
-  cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+static void encode_lookup(void) {
+  void *fn = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
   if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
                                        &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess)
-    fn = nullptr;
-  encode_fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  encode_looked_up = 1;
+      q != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    fn = NULL;
+  }
+  encode_fn = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+}
+
+static PFN_cuTensorMapEncodeTiled_v12000 get_encode(void) {
+  pthread_once(&encode_once, encode_lookup);
   return encode_fn;
 }
 
