@@ -1,42 +1,66 @@
-/* Running a routed call on both paths, ours and cuBLAS's, and comparing:
- * the first-use self-check of each kernel variant (per device, layout and
- * epilogue), and A/B mode (GEMMSHIM_AB). */
+/* A/B mode (GEMMSHIM_AB): a sampled routed call runs on both paths, ours
+ * and cuBLAS's, timed and compared, one CSV row each. A measurement mode,
+ * opt-in: it waits for the GPU inside the call (the self-check never does:
+ * selfcheck.h). Also the CPU-side rules both use. */
 #ifndef GS_AB_H
 #define GS_AB_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "gemm.h"
 #include "route.h"
 
-/* For a call routed to d->variant:
- *  1: handled here (both paths ran; *status is what the caller returns;
- *     d->reason/d->variant say who served it, for the log);
- *  0: run our kernel the plain way (checked, and not sampled);
- * -1: forward the call to cuBLAS (d->reason says why: unchecked, disabled).
- * Never fails the call: anything that goes wrong here forwards. */
-int gs_ab_handle(gs_gemm *g, gs_decision *d, int *status);
+struct gs_compare_result;
+
+/* Whether this routed call (of a kernel already checked on its context)
+ * is one A/B mode samples. */
+int gs_ab_wanted(void);
+
+/* Both paths for a sampled call. Returns 1 when the call was served here
+ * (*status is what the caller returns; d->reason and d->variant say who
+ * served it), 0 when it was not compared and should run the plain way
+ * (d->reason says why: ab_skipped_*). The caller has entered the stream's
+ * context. Never runs cuBLAS into an output our kernel may have written. */
+int gs_ab_compare(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *status);
 
 /* The A/B CSV header (GEMMSHIM_AB_LOG). */
 #define GS_AB_HEADER                                                                      \
   "time_s,pid,entry,a_type,c_type,layout,m,n,k,batch,kernel,mode,ours_us,cublas_us,speedup," \
   "max_abs,max_rel,rel_fro,device"
 
-/* Pure decisions, unit-tested. */
-typedef enum gs_selfcheck_state { GS_SC_UNCHECKED = 0, GS_SC_PASSED, GS_SC_FAILED } gs_selfcheck_state;
+/* ---- pure rules, unit-tested ------------------------------------------- */
 
 /* Whether call number `seq` (0-based, counted over routed calls) is sampled
  * when one call in `every` is compared (every == 0: none). */
 int gs_ab_sampled(long every, unsigned long seq);
 
-/* Bytes of scratch a comparison of g needs (the second result, ldd x n),
- * or 0 when it cannot be compared (output type we cannot compare). */
-size_t gs_ab_scratch_needed(const gs_gemm *g);
+/* Where a comparison keeps its parts in one scratch allocation: a copy of
+ * the m x n output (the second result), then the compare kernel's
+ * partials, then its result; each part 256-byte aligned. The copy is
+ * compact (leading dimension m rounded up to 16 bytes, which our kernels
+ * accept) unless cuBLASLt writes it: a cuBLASLt call keeps the caller's
+ * layouts, so there it has the caller's leading dimension. */
+typedef struct gs_scratch_layout {
+  int64_t ld;
+  size_t out, partials, result, total;   /* byte offsets; total size */
+} gs_scratch_layout;
 
-/* Whether a comparison needing `need` bytes fits the per-device bound of
+/* The layout for g, given the compare kernel's partial bytes; cublas_writes:
+ * the copy is written by cuBLAS (A/B use mode) rather than by our kernel.
+ * -1 when the output cannot be compared (its type). */
+int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writes,
+                         gs_scratch_layout *out);
+
+/* Whether a comparison needing `need` bytes fits the bound of
  * GEMMSHIM_AB_SCRATCH_MB = mb. */
 int gs_ab_fits(size_t need, long mb);
 
 /* Whether a comparison passes a self-check with tolerance tol. */
 int gs_selfcheck_passes(double rel_fro, double mismatched_nonfinite, double tol);
+
+/* The relative Frobenius difference a comparison found. */
+double gs_compare_rel_fro(const struct gs_compare_result *c);
 
 /* One CSV row (no newline) into buf; returns its length. */
 int gs_ab_format_row(char *buf, size_t size, double time_s, long pid, const gs_gemm *g,

@@ -1,11 +1,13 @@
-/* The parts of A/B mode that need no GPU: sampling, the scratch bound, the
- * self-check verdict, the CSV row. Unit-tested on the CPU. */
+/* The parts of A/B mode and the self-check that need no GPU: sampling, the
+ * scratch layout and bound, the verdict, the CSV row. Unit-tested on the
+ * CPU. */
 #include "ab.h"
 
 #include <library_types.h>
 #include <math.h>
 #include <stdio.h>
 
+#include "../kernels/compare.h"
 #include "names.h"
 
 int gs_ab_sampled(long every, unsigned long seq)
@@ -13,11 +15,23 @@ int gs_ab_sampled(long every, unsigned long seq)
   return every > 0 && seq % (unsigned long)every == 0;
 }
 
-size_t gs_ab_scratch_needed(const gs_gemm *g)
+static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writes,
+                         gs_scratch_layout *out)
 {
-  int out = g->is_lt ? g->d_type : g->c_type;
-  size_t elem = out == CUDA_R_32F ? 4 : out == CUDA_R_16BF ? 2 : 0;
-  return (size_t)g->ldd * (size_t)g->n * elem;
+  int type = g->is_lt ? g->d_type : g->c_type;
+  size_t elem = type == CUDA_R_32F ? 4 : type == CUDA_R_16BF ? 2 : 0;
+  if (!elem || g->m <= 0 || g->n <= 0 || g->ldd < g->m) return -1;
+  int64_t per16 = (int64_t)(16 / elem);
+  out->ld = cublas_writes && g->is_lt ? g->ldd : (g->m + per16 - 1) / per16 * per16;
+  out->out = 0;
+  /* exactly what an m x n matrix with that ld spans */
+  size_t span = ((size_t)out->ld * (size_t)(g->n - 1) + (size_t)g->m) * elem;
+  out->partials = align256(span);
+  out->result = align256(out->partials + partial_bytes);
+  out->total = out->result + sizeof(gs_compare_result);
+  return 0;
 }
 
 int gs_ab_fits(size_t need, long mb)
@@ -28,6 +42,11 @@ int gs_ab_fits(size_t need, long mb)
 int gs_selfcheck_passes(double rel_fro, double mismatched_nonfinite, double tol)
 {
   return mismatched_nonfinite == 0 && isfinite(rel_fro) && rel_fro <= tol;
+}
+
+double gs_compare_rel_fro(const gs_compare_result *c)
+{
+  return c->ref_sq > 0 ? sqrt(c->diff_sq / c->ref_sq) : sqrt(c->diff_sq);
 }
 
 int gs_ab_format_row(char *buf, size_t size, double time_s, long pid, const gs_gemm *g,
@@ -44,4 +63,3 @@ int gs_ab_format_row(char *buf, size_t size, double time_s, long pid, const gs_g
                   cublas_us, ours_us > 0 ? cublas_us / ours_us : 0.0, max_abs, max_rel, rel_fro,
                   device);
 }
-

@@ -10,14 +10,16 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-#include "health.h"
+#include "context.h"
 
 typedef CUresult (*stream_get_ctx_fn)(CUstream, CUcontext *);
 typedef CUresult (*ctx_get_current_fn)(CUcontext *);
 typedef CUresult (*ctx_push_fn)(CUcontext);
 typedef CUresult (*ctx_pop_fn)(CUcontext *);
 typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*ctx_get_id_fn)(CUcontext, unsigned long long *);
 
 static struct {
   int ok;
@@ -26,6 +28,7 @@ static struct {
   ctx_push_fn ctx_push;
   ctx_pop_fn ctx_pop;
   ctx_get_device_fn ctx_get_device;
+  ctx_get_id_fn ctx_get_id;
 } drv;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -33,8 +36,11 @@ static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 static int entry_point(const char *name, void **fn)
 {
   enum cudaDriverEntryPointQueryResult q;
-  return cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
-         q == cudaDriverEntryPointSuccess && *fn;
+  if (cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return q == cudaDriverEntryPointSuccess && *fn;
 }
 
 static void drv_init(void)
@@ -42,16 +48,25 @@ static void drv_init(void)
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    fprintf(stderr, "gemmshim: the shim's CUDA runtime cannot start (%s); every call goes to cuBLAS\n",
-            e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+    (void)cudaGetLastError();
+    int driver = 0, runtime = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = CUDART_VERSION;
+    (void)cudaGetLastError();
+    char why[256];
+    fprintf(stderr, "gemmshim: the shim's CUDA runtime cannot start: %s; every call goes to cuBLAS\n",
+            gs_gpu_absent_cause(why, sizeof why, (int)e, cudaGetErrorString(e), n, driver, runtime,
+                                getenv("CUDA_VISIBLE_DEVICES")));
     return;
   }
   if (!entry_point("cuStreamGetCtx", (void **)&drv.stream_get_ctx) ||
       !entry_point("cuCtxGetCurrent", (void **)&drv.ctx_get_current) ||
       !entry_point("cuCtxPushCurrent", (void **)&drv.ctx_push) ||
       !entry_point("cuCtxPopCurrent", (void **)&drv.ctx_pop) ||
-      !entry_point("cuCtxGetDevice", (void **)&drv.ctx_get_device)) {
-    fprintf(stderr, "gemmshim: the CUDA driver lacks a function the shim needs; every call goes to cuBLAS\n");
+      !entry_point("cuCtxGetDevice", (void **)&drv.ctx_get_device) ||
+      !entry_point("cuCtxGetId", (void **)&drv.ctx_get_id)) {
+    fprintf(stderr, "gemmshim: the CUDA driver lacks a function the shim needs (it needs CUDA 12.0 "
+                    "or newer); every call goes to cuBLAS\n");
     return;
   }
   drv.ok = 1;
@@ -66,6 +81,7 @@ static int drv_ready(void)
 /* Per device: compute capability and SM count, read once. */
 static struct { atomic_int known; int major, minor, sms; } devices[GS_MAX_DEVICES];
 
+
 static int device_info(int dev, gs_gpu_place *out)
 {
   if (dev < 0 || dev >= GS_MAX_DEVICES) return -1;
@@ -73,8 +89,10 @@ static int device_info(int dev, gs_gpu_place *out)
     int major, minor, sms;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
       return -1;
+    }
     devices[dev].major = major;
     devices[dev].minor = minor;
     devices[dev].sms = sms;
@@ -123,14 +141,25 @@ int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
   gs_gpu_entered e;
   if (gs_gpu_enter(stream, &e) != 0) return -1;
   CUdevice dev = -1;
-  int rc = drv.ctx_get_device(&dev) == CUDA_SUCCESS ? device_info((int)dev, out) : -1;
+  CUcontext ctx = NULL;
+  unsigned long long id = 0;
+  int rc = drv.ctx_get_device(&dev) == CUDA_SUCCESS && drv.ctx_get_current(&ctx) == CUDA_SUCCESS &&
+                   ctx && drv.ctx_get_id(ctx, &id) == CUDA_SUCCESS
+               ? device_info((int)dev, out)
+               : -1;
   gs_gpu_leave(&e);
-  return rc;
+  if (rc != 0) return -1;
+  out->ctx_id = id;
+  out->ctx = gs_ctx_of(id, (int)dev);
+  return out->ctx ? 0 : -1;
 }
 
 int gs_gpu_stream_capturing(void *stream)
 {
   enum cudaStreamCaptureStatus st;
-  if (cudaStreamIsCapturing((cudaStream_t)stream, &st) != cudaSuccess) return 1;
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &st) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 1;
+  }
   return st != cudaStreamCaptureStatusNone;
 }

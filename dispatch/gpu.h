@@ -1,13 +1,20 @@
 /* What dispatch needs to know about the GPU a call runs on. Implemented in
  * gpu.c on the shim's own CUDA runtime and driver entry points; unit tests
- * link a fake instead. */
+ * link gpu.c against a stand-in runtime, or a fake of this interface. */
 #ifndef GS_GPU_H
 #define GS_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
 
 typedef struct gs_gpu_place {
   int device;               /* ordinal of the stream's device */
   int cc_major, cc_minor;   /* its compute capability */
   int sm_count;
+  uint64_t ctx_id;          /* the identity of the stream's context */
+  gs_ctx *ctx;              /* the shim's state for that context */
 } gs_gpu_place;
 
 /* Where a stream's work runs. 0 on success; -1 when the shim's CUDA runtime
@@ -15,8 +22,9 @@ typedef struct gs_gpu_place {
  * cannot be placed. Cheap after the first call per device. */
 int gs_gpu_place_stream(void *stream, gs_gpu_place *out);
 
-/* Nonzero when the stream is capturing a CUDA graph (or the query fails:
- * then the caller must assume it is). */
+/* Nonzero when the stream is capturing a CUDA graph (or the query fails,
+ * as it does on the legacy stream while another thread captures in global
+ * mode: then the caller must assume it is). */
 int gs_gpu_stream_capturing(void *stream);
 
 /* Make the stream's context current on this thread for a launch by the
@@ -26,5 +34,14 @@ int gs_gpu_stream_capturing(void *stream);
 typedef struct gs_gpu_entered { void *previous; int pushed; } gs_gpu_entered;
 int gs_gpu_enter(void *stream, gs_gpu_entered *e);
 void gs_gpu_leave(gs_gpu_entered *e);
+
+/* Why the shim's runtime has no GPU, in words, from what it found:
+ * count_error (a cudaError_t, with the runtime's text for it) and count
+ * from cudaGetDeviceCount, the driver's CUDA version (0: no driver
+ * installed), the runtime's, and CUDA_VISIBLE_DEVICES (NULL when unset).
+ * A pure function. Writes into buf; returns it. */
+const char *gs_gpu_absent_cause(char *buf, size_t size, int count_error,
+                                const char *count_error_text, int count, int driver_version,
+                                int runtime_version, const char *visible_devices);
 
 #endif

@@ -26,6 +26,7 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_MATH_MODE] = "math_mode",
   [GS_R_NOT_OPTED_IN] = "not_opted_in",
   [GS_R_POINTER_MODE] = "pointer_mode",
+  [GS_R_ALPHA_ZERO] = "alpha_zero",
   [GS_R_EPILOGUE] = "epilogue",
   [GS_R_LT_ATTRIBUTE] = "lt_attribute",
   [GS_R_ALIGNMENT] = "alignment",
@@ -35,8 +36,10 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_DISABLED] = "disabled",
   [GS_R_LAUNCH_FAILED] = "launch_failed",
   [GS_R_UNCHECKED] = "unchecked",
+  [GS_R_CHECKING] = "checking",
   [GS_R_SELFCHECK] = "selfcheck",
   [GS_R_SELFCHECK_FAILED] = "selfcheck_failed",
+  [GS_R_KERNEL_FAILED] = "kernel_failed",
   [GS_R_AB_COMPARED] = "ab_compared",
   [GS_R_AB_SHADOW] = "ab_shadow",
   [GS_R_AB_SKIPPED_CAPTURING] = "ab_skipped_capturing",
@@ -142,6 +145,8 @@ static gs_reason state_checks(const gs_gemm *g, const gs_variant *v)
   if (!v->math_ok(g)) return GS_R_MATH_MODE;
   if (v->opted_in && v->opted_in(g) != 1) return GS_R_NOT_OPTED_IN;
   if (g->pointer_mode != 0 && g->pointer_mode != 1) return GS_R_POINTER_MODE;
+  /* every variant takes float scalars (math_ok / types_ok checked it) */
+  if (g->pointer_mode == 0 && *(const float *)g->alpha == 0.0f) return GS_R_ALPHA_ZERO;
   unsigned epi = epilogue_bit(g);
   if (!(v->epilogues & epi)) return GS_R_EPILOGUE;
   if (epi == GS_EPI_BIAS && g->bias_type != v->bias_type) return GS_R_EPILOGUE;
@@ -166,18 +171,18 @@ static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
   if (g->sm_count_target > 0 && g->sm_count_target < place->sm_count &&
       (!v->honours_sm_target || !forced(v)))
     return GS_R_SM_COUNT;
-  if (!gs_variant_usable(v, place->device)) return GS_R_DISABLED;
+  if (!gs_variant_usable(v, place->ctx)) return GS_R_DISABLED;
   return GS_R_ROUTED;
 }
 
 gs_decision gs_route(gs_gemm *g)
 {
-  gs_decision d = { GS_R_DTYPE, NULL, -1 };
+  gs_decision d = { GS_R_DTYPE, NULL, -1, NULL };
   if (!gs_config()->route) { d.reason = GS_R_ROUTING_OFF; return d; }
   if (gs_args_invalid(g)) { d.reason = GS_R_BAD_ARGS; return d; }
   if (g->m == 0 || g->n == 0 || g->k == 0) { d.reason = GS_R_EMPTY; return d; }
 
-  gs_gpu_place place = { -1, 0, 0, 0 };
+  gs_gpu_place place = { -1, 0, 0, 0, 0, NULL };
   int placed = 0;
   for (size_t i = 0; i < gs_n_variants; i++) {
     const gs_variant *v = gs_variants[i];
@@ -199,10 +204,12 @@ gs_decision gs_route(gs_gemm *g)
       d.reason = GS_R_ROUTED;
       d.variant = v;
       d.device = place.device;
+      d.ctx = place.ctx;
       return d;
     }
     if (r > d.reason) d.reason = r;
   }
   d.device = place.device;
+  d.ctx = place.ctx;
   return d;
 }

@@ -26,6 +26,9 @@ typedef enum gs_reason {
   GS_R_NOT_OPTED_IN,     /* an opt-in kernel (FP32 on tensor cores) would take
                             the call, but nobody asked for it */
   GS_R_POINTER_MODE,     /* alpha/beta mode we do not handle (Lt vectors) */
+  GS_R_ALPHA_ZERO,       /* alpha == 0 in host pointer mode: cuBLAS then
+                            gives beta*C without reading A and B (NaN in A
+                            or B stays out), so the call is its */
   GS_R_EPILOGUE,         /* cuBLASLt epilogue we do not fuse */
   GS_R_LT_ATTRIBUTE,     /* another cuBLASLt attribute outside our whitelist */
   GS_R_ALIGNMENT,        /* pointer or leading dimension alignment */
@@ -33,16 +36,25 @@ typedef enum gs_reason {
   GS_R_ARCH,             /* the kernel is not built for this GPU */
   GS_R_SM_COUNT,         /* an SM-count target: the kernel cannot honour it,
                           * or has no win measured under one (see route.c) */
-  GS_R_DISABLED,         /* variant disabled (self-check mismatch, failure) */
-  GS_R_LAUNCH_FAILED,    /* the launch failed: this call forwarded */
-  GS_R_UNCHECKED,        /* routed, but the kernel's first-use self-check on
-                            this device could not run yet (capturing, no
-                            scratch): forwarded */
+  GS_R_DISABLED,         /* variant disabled on this context (self-check
+                            mismatch, launch failure) */
+  GS_R_LAUNCH_FAILED,    /* our launch failed before anything was enqueued:
+                            this call forwarded, the kernel disabled */
+  GS_R_UNCHECKED,        /* routed, but the kernel's first-use self-check
+                            could not start (the stream is capturing, no
+                            scratch or verdict slot): forwarded */
+  GS_R_CHECKING,         /* routed, but the kernel's self-check for this
+                            class of calls is still running on the GPU:
+                            forwarded */
   /* Outcomes of routed calls, for the log (never a routing decision): */
-  GS_R_SELFCHECK,        /* first use: compared with cuBLAS, passed; the
-                            caller got cuBLAS's result */
-  GS_R_SELFCHECK_FAILED, /* first use: mismatch; kernel disabled, caller got
-                            cuBLAS's result */
+  GS_R_SELFCHECK,        /* first use: cuBLAS served the call, our kernel ran
+                            into scratch and the two are being compared */
+  GS_R_SELFCHECK_FAILED, /* this call found the comparison failed: the
+                            kernel is disabled, the call forwarded */
+  GS_R_KERNEL_FAILED,    /* a later kernel of our launch failed after an
+                            earlier one was enqueued: the call returned
+                            CUBLAS_STATUS_EXECUTION_FAILED, and cuBLAS was
+                            not run into its output */
   GS_R_AB_COMPARED,      /* A/B: ours served, cuBLAS measured beside it */
   GS_R_AB_SHADOW,        /* A/B shadow: cuBLAS served, ours measured */
   GS_R_AB_SKIPPED_CAPTURING, /* sampled for A/B on a capturing stream */
@@ -55,8 +67,10 @@ const char *gs_reason_name(gs_reason r);
 
 typedef struct gs_decision {
   gs_reason reason;
-  const gs_variant *variant;  /* non-NULL iff reason == GS_R_ROUTED */
+  const gs_variant *variant;  /* the kernel that served the call, or NULL */
   int device;                 /* the stream's device, when it was needed */
+  struct gs_ctx *ctx;         /* the shim's state for the stream's context,
+                                 set with device */
 } gs_decision;
 
 /* Decide where the call goes. May call g->load_state once. */

@@ -31,6 +31,7 @@ static const gs_variant sgemm_simt = {
    * at K = 4096; 1e-5 leaves room for K up to ~1e5 and catches any real bug. */
   .selfcheck_tol = 1e-5,
   .launch = gs_sgemm_simt_launch,
+  .path_of = gs_sgemm_simt_path,
 };
 
 /* Shapes at >= 1.02x cuBLAS in both sweeps of bench/shapes/bf16_llm.txt

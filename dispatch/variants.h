@@ -53,6 +53,10 @@ typedef struct gs_variant {
    * cuBLAS's result that still passes. */
   double selfcheck_tol;
   gs_kstatus (*launch)(const gs_kernel_args *a);
+  /* The code path the launcher takes for a call (which kernel or tile it
+   * picks), 0 .. GS_CHECK_PATHS - 1; NULL: one path. Each path is
+   * self-checked on its own. */
+  int (*path_of)(const gs_kernel_args *a);
 } gs_variant;
 
 extern const gs_variant *const gs_variants[];

@@ -7,6 +7,8 @@
  * Any architecture (sm_80 and up). */
 #include "compare.h"
 
+#include "gs_launch.h"
+
 #include <cuda_bf16.h>
 #include <float.h>
 #include <math.h>
@@ -101,6 +103,7 @@ extern "C" int gs_compare(gs_compare_type type, const void *x, int64_t ldx, cons
                           gs_compare_result *out, cudaStream_t stream)
 {
   using namespace gs_cmp;
+  gs_launch_begin();
   if (type == GS_CMP_BF16)
     partial_kernel<<<BLOCKS, THREADS, 0, stream>>>((const __nv_bfloat16 *)x, ldx,
                                                    (const __nv_bfloat16 *)ref, ldr, m, n,
@@ -108,6 +111,7 @@ extern "C" int gs_compare(gs_compare_type type, const void *x, int64_t ldx, cons
   else
     partial_kernel<<<BLOCKS, THREADS, 0, stream>>>((const float *)x, ldx, (const float *)ref, ldr,
                                                    m, n, (Acc *)partials);
+  if (gs_launch_end(0) != GS_K_OK) return -1;
   final_kernel<<<1, THREADS, 0, stream>>>((const Acc *)partials, BLOCKS, out);
-  return cudaGetLastError() == cudaSuccess ? 0 : -1;
+  return gs_launch_end(1) == GS_K_OK ? 0 : -1;
 }

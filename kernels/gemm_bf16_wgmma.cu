@@ -47,6 +47,7 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "gs_launch.h"
 #include "sm90_host.h"
 #include "sm90_ptx.cuh"
 
@@ -321,7 +322,10 @@ static cudaError_t ensure_attributes() {
   if (dev >= 0 && dev < kMaxDevices && attr_done[dev]) return cudaSuccess;
   e = cudaFuncSetAttribute(gemm_bf16_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)kSmemBytes);
-  if (e != cudaSuccess) return e;
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return e;
+  }
   if (dev >= 0 && dev < kMaxDevices) attr_done[dev] = 1;
   return cudaSuccess;
 }
@@ -388,6 +392,7 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_launch(const gs_kernel_args *a) {
   if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
   const unsigned grid = (unsigned)((a->m / Cfg::BM) * (a->n / Cfg::BN));
+  gs_launch_begin();
   gemm_bf16_tn_kernel<<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
-  return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
+  return gs_launch_end(0);
 }

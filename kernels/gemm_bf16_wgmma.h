@@ -50,7 +50,7 @@ int gs_gemm_bf16_wgmma_supports(int64_t m, int64_t n, int64_t k, int trans_a, in
  * parameters. Launches on a->stream; never synchronizes or allocates (graph
  * capture safe); returns GS_K_UNSUPPORTED outside the class above and
  * GS_K_LAUNCH_FAILED when the driver entry point is missing, a tensor map
- * cannot be encoded, or cudaGetLastError reports a failure after launch.
+ * cannot be encoded, or the launch itself fails (nothing enqueued).
  * Deterministic: no atomics, no split-K; the same inputs give the same bits. */
 gs_kstatus gs_gemm_bf16_wgmma_launch(const gs_kernel_args *a);
 

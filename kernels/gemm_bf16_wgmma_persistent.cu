@@ -90,6 +90,9 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
+
+#include "gs_launch.h"
 #include "sm90_host.h"
 #include "sm90_ptx.cuh"
 
@@ -577,40 +580,38 @@ static int encode_2d(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, co
   return r == CUDA_SUCCESS;
 }
 
-/* Per-device state, filled once (benign races: every caller stores the same
- * values). cudaDeviceGetAttribute and cudaFuncSetAttribute are not stream
- * operations, so they are safe while a stream captures. */
+/* Per device: the SM count, read once; the context the kernels' shared
+ * memory attribute was last set in (0: none yet; a context made again
+ * after cudaDeviceReset has a new identity); and (cluster build) how many
+ * 2-CTA clusters fit at once (cudaOccupancyMaxActiveClusters: not every
+ * GPC need hold an even number of free SMs). cudaDeviceGetAttribute and
+ * cudaFuncSetAttribute are not stream operations, so they are safe while a
+ * stream captures. */
 static constexpr int kMaxDevices = 64;
-static volatile int sm_count_of[kMaxDevices]; /* 0: not read yet */
-static volatile int attr_done[kMaxDevices];
-
-/* The stream's device: the caller has made the stream's context current
- * (dispatch/gpu.c gs_gpu_enter), as for the stage-1 kernel. */
-static int stream_device(cudaStream_t st, int *dev) {
-  (void)st; /* cudaStreamGetDevice invalidates a global-mode capture (measured) */
-  return cudaGetDevice(dev) == cudaSuccess;
-}
-
-/* SM count, shared-memory attribute of the kernel(s) built, and (cluster
- * build) how many 2-CTA clusters fit at once (cudaOccupancyMaxActiveClusters:
- * not every GPC need hold an even number of free SMs). */
-static volatile int max_clusters_of[kMaxDevices]; /* 0: not read yet, -1: none fit */
+static std::atomic<int> sm_count_of[kMaxDevices];     /* 0: not read yet */
+static std::atomic<uint64_t> attr_ctx[kMaxDevices];
+static std::atomic<int> max_clusters_of[kMaxDevices]; /* 0: not read yet, -1: none fit */
 
 template <typename F>
 static int set_smem_attr(F *kernel) {
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              (int)kSmemBytes) == cudaSuccess;
+  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           (int)kSmemBytes) == cudaSuccess)
+    return 1;
+  (void)cudaGetLastError();
+  return 0;
 }
 
-static int device_setup(int dev, int *sms, int *max_clusters) {
+static int device_setup(int dev, uint64_t ctx_id, int *sms, int *max_clusters) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
-  if (!sm_count_of[dev]) {
+  if (!sm_count_of[dev].load(std::memory_order_acquire)) {
     int n = 0;
-    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0)
+    if (cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || n <= 0) {
+      (void)cudaGetLastError();
       return 0;
-    sm_count_of[dev] = n;
+    }
+    sm_count_of[dev].store(n, std::memory_order_release);
   }
-  if (!attr_done[dev]) {
+  if (!ctx_id || attr_ctx[dev].load(std::memory_order_acquire) != ctx_id) {
     if (!set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_TN>) ||
         !set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_NN>) ||
         !set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_NT>))
@@ -621,19 +622,19 @@ static int device_setup(int dev, int *sms, int *max_clusters) {
         !set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_NT>))
       return 0;
 #endif
-    attr_done[dev] = 1;
+    if (ctx_id) attr_ctx[dev].store(ctx_id, std::memory_order_release);
   }
-  *sms = sm_count_of[dev];
+  *sms = sm_count_of[dev].load(std::memory_order_acquire);
   *max_clusters = 0;
 #if GS_BF16P_CLUSTER == 2
-  if (!max_clusters_of[dev]) {
+  if (!max_clusters_of[dev].load(std::memory_order_acquire)) {
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = 2;
     attr[0].val.clusterDim.y = 1;
     attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)(sm_count_of[dev] & ~1), 1, 1);
+    cfg.gridDim = dim3((unsigned)(*sms & ~1), 1, 1);
     cfg.blockDim = dim3(Cfg::THREADS, 1, 1);
     cfg.dynamicSmemBytes = kSmemBytes;
     cfg.attrs = attr;
@@ -645,9 +646,10 @@ static int device_setup(int dev, int *sms, int *max_clusters) {
       (void)cudaGetLastError();
       n = -1; /* clusters unavailable: the launcher uses CL = 1 */
     }
-    max_clusters_of[dev] = n;
+    max_clusters_of[dev].store(n, std::memory_order_release);
   }
-  *max_clusters = max_clusters_of[dev] > 0 ? max_clusters_of[dev] : 0;
+  const int mc = max_clusters_of[dev].load(std::memory_order_acquire);
+  *max_clusters = mc > 0 ? mc : 0;
 #endif
   return 1;
 }
@@ -738,9 +740,8 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
   p.bias = static_cast<const bf16 *>(a->bias);
   p.diag_skip_epilogue = GS_BF16P_DIAG_SKIP_EPILOGUE;
 
-  int dev = 0, sms = 0, max_clusters = 0;
-  if (!stream_device(a->stream, &dev) || !device_setup(dev, &sms, &max_clusters))
-    return GS_K_LAUNCH_FAILED;
+  int sms = 0, max_clusters = 0;
+  if (!device_setup(a->device, a->ctx_id, &sms, &max_clusters)) return GS_K_LAUNCH_FAILED;
   /* The caller's SM-count target: one CTA per SM, so at most that many
    * CTAs (clusters: pairs of them). Tiles per CTA grow; the bits do not
    * change (each tile is computed the same way whichever CTA takes it). */
@@ -756,6 +757,7 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)))
     return GS_K_LAUNCH_FAILED;
 
+  gs_launch_begin();
   if (cl == 1) {
     const unsigned grid = (unsigned)(p.num_tiles < sms ? p.num_tiles : sms);
     if (lay == LAY_TN)
@@ -790,10 +792,10 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
                                              tmB, tmD, tmC, p)
                         : cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_NT>, tmA,
                                              tmB, tmD, tmC, p);
-    if (le != cudaSuccess) return GS_K_LAUNCH_FAILED;
+    return gs_launch_result(le, 0);
 #endif
   }
-  return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
+  return gs_launch_end(0);
 }
 
 #if defined(GS_BF16_PERSISTENT_AS_DEFAULT) && GS_BF16_PERSISTENT_AS_DEFAULT

@@ -75,7 +75,7 @@ int gs_gemm_bf16_wgmma_persistent_supports(int64_t m, int64_t n, int64_t k, int 
  * a->stream; never synchronizes or allocates (graph capture safe); returns
  * GS_K_UNSUPPORTED outside the class above and GS_K_LAUNCH_FAILED when the
  * driver entry point is missing, a tensor map cannot be encoded, a device
- * query fails, or cudaGetLastError reports a failure after the launch.
+ * query fails, or the launch itself fails (nothing enqueued).
  * Deterministic: no atomics, no split-K; every output element is computed
  * by one CTA in a fixed k order; the same inputs give the same bits. */
 gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args *a);

@@ -107,11 +107,13 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
 #include <type_traits>
 
 #if defined(GS_DEBUG_WAIT) && !defined(GS_SM90_BOUNDED_WAIT)
 #define GS_SM90_BOUNDED_WAIT 1
 #endif
+#include "gs_launch.h"
 #include "sm90_host.h"
 #include "sm90_ptx.cuh"
 #include "tf32_split.h"
@@ -1534,31 +1536,35 @@ static int encode_mnmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *ma
 }
 #endif
 
-/* cudaFuncSetAttribute once per device (a benign race: every caller sets the
- * same value). Not a stream operation, so safe while a stream captures. */
+/* cudaFuncSetAttribute once per context: the context each device's
+ * attributes were last set in (0: none yet). Not a stream operation, so
+ * safe while a stream captures. */
 static constexpr int kMaxDevices = 64;
-static volatile int attr_done[kMaxDevices];
+static std::atomic<uint64_t> attr_ctx[kMaxDevices];
 
-static cudaError_t ensure_attributes() {
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  if (dev >= 0 && dev < kMaxDevices && attr_done[dev]) return cudaSuccess;
+static cudaError_t set_smem_attr(void (*kernel)(CUtensorMap, CUtensorMap, Params)) {
+  const cudaError_t e =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes);
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  return e;
+}
+
+static cudaError_t ensure_attributes(int dev, uint64_t ctx_id) {
+  const bool cacheable = ctx_id != 0 && dev >= 0 && dev < kMaxDevices;
+  if (cacheable && attr_ctx[dev].load(std::memory_order_acquire) == ctx_id) return cudaSuccess;
 #if GS_3XTF32_LAYOUTS
   void (*const kernels[4])(CUtensorMap, CUtensorMap, Params) = {
       gemm_f32_3xtf32_kernel<LAY_TN>, gemm_f32_3xtf32_kernel<LAY_NN>,
       gemm_f32_3xtf32_kernel<LAY_NT>, gemm_f32_3xtf32_kernel<LAY_TT>};
   for (int i = 0; i < 4; ++i) {
-    e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)kSmemBytes);
+    const cudaError_t e = set_smem_attr(kernels[i]);
     if (e != cudaSuccess) return e;
   }
 #else
-  e = cudaFuncSetAttribute(gemm_f32_3xtf32_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           (int)kSmemBytes);
+  const cudaError_t e = set_smem_attr(gemm_f32_3xtf32_tn_kernel);
   if (e != cudaSuccess) return e;
 #endif
-  if (dev >= 0 && dev < kMaxDevices) attr_done[dev] = 1;
+  if (cacheable) attr_ctx[dev].store(ctx_id, std::memory_order_release);
   return cudaSuccess;
 }
 
@@ -1640,9 +1646,10 @@ extern "C" gs_kstatus gs_gemm_f32_3xtf32_launch(const gs_kernel_args *a) {
   p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
   p.bias = static_cast<const float *>(a->bias);
 
-  if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
+  if (ensure_attributes(a->device, a->ctx_id) != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
   const unsigned grid = (unsigned)((a->m / Cfg::BM) * (a->n / Cfg::BN));
+  gs_launch_begin();
 #if GS_3XTF32_LAYOUTS
   if (lay == LAY_TN)
     gemm_f32_3xtf32_kernel<LAY_TN><<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
@@ -1655,5 +1662,5 @@ extern "C" gs_kstatus gs_gemm_f32_3xtf32_launch(const gs_kernel_args *a) {
 #else
   gemm_f32_3xtf32_tn_kernel<<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, p);
 #endif
-  return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
+  return gs_launch_end(0);
 }

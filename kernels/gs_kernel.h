@@ -16,8 +16,13 @@ extern "C" {
 
 typedef enum gs_kstatus {
   GS_K_OK = 0,
-  GS_K_UNSUPPORTED,   /* the launcher refuses this problem (a dispatch bug) */
-  GS_K_LAUNCH_FAILED  /* the launch itself failed: the caller falls back */
+  GS_K_UNSUPPORTED,    /* the launcher refuses this problem; nothing was
+                          enqueued */
+  GS_K_LAUNCH_FAILED,  /* the first (or only) launch failed: nothing was
+                          enqueued, so the caller may fall back */
+  GS_K_FAILED_AFTER_ENQUEUE  /* a later launch of a multi-kernel launcher
+                                failed: what was enqueued before it may
+                                write D, so nothing else may run into D */
 } gs_kstatus;
 
 typedef struct gs_kernel_args {
@@ -38,6 +43,12 @@ typedef struct gs_kernel_args {
    * it keeps at most this many SMs busy. Others ignore it (the router
    * never gives them a call whose target is below the GPU's SM count). */
   int sm_limit;
+  /* Where the launch goes: the device of the stream, and the identity of
+   * its context (cuCtxGetId; 0 when unknown). A launcher keys what it sets
+   * up once (function attributes) by the context: a context that was
+   * destroyed and made again (cudaDeviceReset) has a new identity. */
+  int device;
+  uint64_t ctx_id;
 } gs_kernel_args;
 
 #ifdef __cplusplus

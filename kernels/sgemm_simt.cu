@@ -50,6 +50,10 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <atomic>
+
+#include "gs_launch.h"
+
 namespace gs_sgemm_simt {
 
 /* Tile configuration: constexpr data, not scattered literals. */
@@ -444,26 +448,28 @@ static const Variant variants[2][2][2] = {
 
 static inline int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
-/* cudaFuncSetAttribute once per device (a benign race: every caller sets the
- * same values). Not a stream operation, so safe while a stream captures. */
+/* cudaFuncSetAttribute once per context: the context each device's
+ * attributes were last set in (0: none yet). Not a stream operation, so
+ * safe while a stream captures. */
 static constexpr int kMaxDevices = 64;
-static volatile int attr_done[kMaxDevices];
+static std::atomic<uint64_t> attr_ctx[kMaxDevices];
 
-static cudaError_t ensure_attributes() {
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  if (dev >= 0 && dev < kMaxDevices && attr_done[dev]) return cudaSuccess;
+static cudaError_t ensure_attributes(int dev, uint64_t ctx_id) {
+  const bool cacheable = ctx_id != 0 && dev >= 0 && dev < kMaxDevices;
+  if (cacheable && attr_ctx[dev].load(std::memory_order_acquire) == ctx_id) return cudaSuccess;
   for (int w = 0; w < 2; ++w)
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb) {
         const Variant &v = variants[w][ta][tb];
         if (v.smem <= 48 * 1024) continue;
-        e = cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 (int)v.smem);
-        if (e != cudaSuccess) return e;
+        const cudaError_t e = cudaFuncSetAttribute(v.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   (int)v.smem);
+        if (e != cudaSuccess) {
+          (void)cudaGetLastError();
+          return e;
+        }
       }
-  if (dev >= 0 && dev < kMaxDevices) attr_done[dev] = 1;
+  if (cacheable) attr_ctx[dev].store(ctx_id, std::memory_order_release);
   return cudaSuccess;
 }
 
@@ -530,10 +536,15 @@ extern "C" gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a) {
   p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
   p.bias = static_cast<const float *>(a->bias);
 
-  if (ensure_attributes() != cudaSuccess) return GS_K_LAUNCH_FAILED;
+  if (ensure_attributes(a->device, a->ctx_id) != cudaSuccess) return GS_K_LAUNCH_FAILED;
 
-  const Variant &v = variants[use_wide(a->m, a->n, a->trans_a, a->trans_b)][a->trans_a][a->trans_b];
+  const Variant &v = variants[gs_sgemm_simt_path(a)][a->trans_a][a->trans_b];
   const unsigned grid = (unsigned)((a->m / v.bm) * (a->n / v.bn));
+  gs_launch_begin();
   v.fn<<<grid, v.threads, v.smem, a->stream>>>(p);
-  return cudaGetLastError() == cudaSuccess ? GS_K_OK : GS_K_LAUNCH_FAILED;
+  return gs_launch_end(0);
+}
+
+extern "C" int gs_sgemm_simt_path(const gs_kernel_args *a) {
+  return use_wide(a->m, a->n, a->trans_a, a->trans_b);
 }

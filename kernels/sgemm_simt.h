@@ -35,8 +35,12 @@ int gs_sgemm_simt_supports(int64_t m, int64_t n, int64_t k, int trans_a,
 /* D = alpha * op(A) * op(B) + beta * C (+ bias[m] broadcast along columns).
  * Launches on a->stream; never synchronizes or allocates (graph capture
  * safe); returns GS_K_UNSUPPORTED outside the class above and
- * GS_K_LAUNCH_FAILED when cudaGetLastError reports a failure after launch. */
+ * GS_K_LAUNCH_FAILED when the launch itself fails (nothing enqueued). */
 gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a);
+
+/* The code path the launcher takes for a problem it supports: 0 the
+ * 128 x 128 tile, 1 the wide tile. */
+int gs_sgemm_simt_path(const gs_kernel_args *a);
 
 #ifdef __cplusplus
 }

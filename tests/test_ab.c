@@ -13,6 +13,7 @@
 #include <cublas_api.h>
 
 #include "../dispatch/ab.h"
+#include "../kernels/compare.h"
 
 static void test_sampling(void **s)
 {
@@ -26,30 +27,59 @@ static void test_sampling(void **s)
   assert_false(gs_ab_sampled(10, 1));
 }
 
-static gs_gemm call(int lt, int out_type, int64_t ldd, int64_t n)
+static gs_gemm call(int lt, int out_type, int64_t m, int64_t ldd, int64_t n)
 {
   gs_gemm g;
   memset(&g, 0, sizeof g);
   g.is_lt = lt;
   g.c_type = g.d_type = out_type;
   g.ldc = g.ldd = ldd;
-  g.m = ldd;
+  g.m = m;
   g.n = n;
   return g;
 }
 
-static void test_scratch_needed(void **s)
+/* The scratch of a comparison holds a copy of the m x n output, sized to
+ * what is compared: a row block of a taller matrix (ld much larger than m)
+ * needs m x n, not ld x n, and the copy never reads past the last column's
+ * m-th row. */
+static void test_scratch_layout(void **s)
 {
   (void)s;
-  gs_gemm g = call(0, CUDA_R_32F, 4096, 2048);
-  assert_int_equal(gs_ab_scratch_needed(&g), (size_t)4096 * 2048 * 4);
-  g = call(1, CUDA_R_32F, 4100, 10);      /* ld, not m, sets the size */
-  g.m = 4096;
-  assert_int_equal(gs_ab_scratch_needed(&g), (size_t)4100 * 10 * 4);
-  g = call(0, CUDA_R_16BF, 64, 64);       /* BF16 output: 2 bytes */
-  assert_int_equal(gs_ab_scratch_needed(&g), (size_t)64 * 64 * 2);
-  g = call(0, CUDA_R_16F, 64, 64);        /* no comparison for this output type */
-  assert_int_equal(gs_ab_scratch_needed(&g), 0);
+  gs_scratch_layout l;
+  gs_gemm g = call(0, CUDA_R_32F, 4096, 4096, 2048);
+  assert_int_equal(gs_scratch_layout_of(&g, 10560, 0, &l), 0);
+  assert_int_equal(l.ld, 4096);
+  assert_int_equal(l.out, 0);
+  assert_int_equal(l.partials, (size_t)4096 * 2048 * 4);
+  assert_int_equal(l.result % 256, 0);
+  assert_true(l.result >= l.partials + 10560);
+  assert_int_equal(l.total, l.result + sizeof(gs_compare_result));
+
+  g = call(0, CUDA_R_32F, 1000, 65536, 10);   /* a row block: compact */
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), 0);
+  assert_int_equal(l.ld, 1000);                /* 1000 floats are 16-byte multiples */
+  assert_true(l.partials >= (size_t)1000 * 10 * 4 && l.partials < (size_t)1000 * 10 * 4 + 256);
+
+  g = call(1, CUDA_R_16BF, 100, 100, 3);       /* ld rounded to 8 bf16 = 16 bytes */
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), 0);
+  assert_int_equal(l.ld, 104);
+  assert_int_equal(l.partials % 256, 0);
+  assert_true(l.partials >= (size_t)(104 * 2 + 100) * 2);
+
+  /* cuBLASLt writing the copy keeps the caller's layout: its ld, and the
+   * exact span of an m x n matrix with it */
+  g = call(1, CUDA_R_32F, 1000, 65536, 10);
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 1, &l), 0);
+  assert_int_equal(l.ld, 65536);
+  assert_true(l.partials >= (size_t)(65536 * 9 + 1000) * 4 &&
+              l.partials < (size_t)(65536 * 9 + 1000) * 4 + 256);
+  g = call(0, CUDA_R_32F, 1000, 65536, 10);    /* a BLAS call takes any ldc */
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 1, &l), 0);
+  assert_int_equal(l.ld, 1000);
+
+  g = call(0, CUDA_R_16F, 64, 64, 64);         /* no comparison for this output type */
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), -1);
 }
 
 static void test_scratch_bound(void **s)
@@ -103,7 +133,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sampling),
-    cmocka_unit_test(test_scratch_needed),
+    cmocka_unit_test(test_scratch_layout),
     cmocka_unit_test(test_scratch_bound),
     cmocka_unit_test(test_selfcheck_verdict),
     cmocka_unit_test(test_row_format),

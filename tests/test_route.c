@@ -66,7 +66,7 @@ static int setup(void **s)
   state_math = CUBLAS_DEFAULT_MATH;
   state_pointer_mode = 0;
   state_sm_target = 0;
-  fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0 };
+  fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0, 0 };
   fake_opted_in = fake_opted_in_later = 0;
   return 0;
 }
@@ -204,6 +204,26 @@ static void test_pointer_modes(void **s)
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
   state_pointer_mode = CUBLASLT_POINTER_MODE_DEVICE_VECTOR;
   assert_int_equal(route(f32_call()), GS_R_POINTER_MODE);
+}
+
+/* With alpha == 0 in host pointer mode cuBLAS gives beta*C and reads
+ * neither A nor B (measured on the H200: a NaN in A stays out of D), so
+ * such calls are cuBLAS's; in device pointer mode cuBLAS computes
+ * alpha*A*B (the NaN reaches D), as our kernels do, so they may serve. */
+static void test_alpha_zero(void **s)
+{
+  (void)s;
+  static const float zero = 0.0f, minus_zero = -0.0f;
+  gs_gemm g = f32_call();
+  g.alpha = &zero;
+  assert_int_equal(route(g), GS_R_ALPHA_ZERO);
+  g.alpha = &minus_zero;
+  assert_int_equal(route(g), GS_R_ALPHA_ZERO);
+  g.beta = &zero;
+  assert_int_equal(route(g), GS_R_ALPHA_ZERO);
+  state_pointer_mode = 1;   /* device scalars: alpha is not read on the host */
+  g.alpha = (const void *)0x700000;
+  assert_int_equal(route(g), GS_R_ROUTED);
 }
 
 static int lt_state(gs_gemm *g)
@@ -382,10 +402,32 @@ static void test_disabled_variant(void **s)
 {
   (void)s;
   fake_gpu.device = 3;
-  gs_variant_disable(&f32_variant, 3, "test");
+  fake_gpu.ctx_id = 300;
+  gs_variant_disable(&f32_variant, gs_ctx_of(300, 3), "test");
   assert_int_equal(route(f32_call()), GS_R_DISABLED);
-  fake_gpu.device = 2;     /* disabled on device 3 only */
+  fake_gpu.device = 2;     /* disabled on that context only */
+  fake_gpu.ctx_id = 200;
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
+/* A context made again (cudaDeviceReset) is a new identity on the same
+ * device: what was disabled on the old one does not carry over, and the
+ * router hands the new one's state to the call. */
+static void test_disabled_on_a_context_not_its_successor(void **s)
+{
+  (void)s;
+  fake_gpu.device = 4;
+  fake_gpu.ctx_id = 400;
+  gs_variant_disable(&f32_variant, gs_ctx_of(400, 4), "test");
+  assert_int_equal(route(f32_call()), GS_R_DISABLED);
+  fake_gpu.ctx_id = 401;
+  gs_gemm g = f32_call();
+  gs_decision d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_non_null(d.ctx);
+  assert_true(d.ctx->id == 401);
+  assert_ptr_equal(d.ctx, gs_ctx_of(401, 4));
+  assert_ptr_not_equal(d.ctx, gs_ctx_of(400, 4));
 }
 
 static void test_reason_names(void **s)
@@ -409,6 +451,7 @@ int main(void)
     cmocka_unit_test_setup(test_opt_in_kernel, setup),
     cmocka_unit_test_setup(test_state_unreadable, setup),
     cmocka_unit_test_setup(test_pointer_modes, setup),
+    cmocka_unit_test_setup(test_alpha_zero, setup),
     cmocka_unit_test_setup(test_lt_epilogues_and_attributes, setup),
     cmocka_unit_test_setup(test_alignment, setup),
     cmocka_unit_test_setup(test_size_class_and_wins, setup),
@@ -419,6 +462,7 @@ int main(void)
     cmocka_unit_test_setup(test_gpu_checks, setup),
     cmocka_unit_test_setup(test_no_gpu_query_for_forwarded_classes, setup),
     cmocka_unit_test_setup(test_disabled_variant, setup),
+    cmocka_unit_test_setup(test_disabled_on_a_context_not_its_successor, setup),
     cmocka_unit_test_setup(test_reason_names, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,7 @@ static gs_gemm call(int64_t m, int64_t n, int64_t k)
   return g;
 }
 
-static const gs_decision forwarded = { GS_R_NOT_FASTER, NULL, -1 };
+static const gs_decision forwarded = { GS_R_NOT_FASTER, NULL, -1, NULL };
 
 static int reset(void **s)
 {
@@ -57,7 +57,7 @@ static void test_rows_and_counts(void **s)
 {
   (void)s;
   gs_gemm a = call(128, 256, 512), b = call(1, 2, 3);
-  gs_decision routed = { GS_R_ROUTED, &f32_variant, 3 };
+  gs_decision routed = { GS_R_ROUTED, &f32_variant, 3, NULL };
   for (int i = 0; i < 5; i++) gs_tally_add(&a, &forwarded);
   gs_tally_add(&b, &forwarded);
   gs_tally_add(&a, &routed);

@@ -3,11 +3,16 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
-static gs_kstatus no_launch(const gs_kernel_args *a)
-{
-  (void)a;
-  return GS_K_UNSUPPORTED;
-}
+fake_launch_fn fake_variant_launch;
+
+#define LAUNCHER(variant)                                                            \
+  static gs_kstatus launch_##variant(const gs_kernel_args *a)                        \
+  {                                                                                  \
+    return fake_variant_launch ? fake_variant_launch(&variant, a) : GS_K_UNSUPPORTED; \
+  }
+LAUNCHER(f32_variant)
+LAUNCHER(bf16_variant)
+LAUNCHER(opt_in_variant)
 
 static int f32_types(const gs_gemm *g)
 {
@@ -47,7 +52,7 @@ const gs_variant f32_variant = {
   .types_ok = f32_types, .math_ok = strict,
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
-  .wins = f32_wins, .n_wins = 1, .launch = no_launch,
+  .wins = f32_wins, .n_wins = 1, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
 };
 
 const gs_variant bf16_variant = {
@@ -55,7 +60,8 @@ const gs_variant bf16_variant = {
   .types_ok = bf16_types, .math_ok = any_math,
   .layouts = GS_LAYOUT_TN, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_16BF,
   .elem_bytes = 2, .align_bytes = 16, .m_mult = 64, .n_mult = 64, .k_mult = 64,
-  .wins = bf16_wins, .n_wins = 1, .honours_sm_target = 1, .launch = no_launch,
+  .wins = bf16_wins, .n_wins = 1, .honours_sm_target = 1, .selfcheck_tol = 1e-2,
+  .launch = launch_bf16_variant,
 };
 
 /* An opt-in kernel: FP32 asked for as emulated FP32 (compute type
@@ -79,7 +85,7 @@ const gs_variant opt_in_variant = {
   .types_ok = emulated_f32_types, .math_ok = any_math, .opted_in = opted_in,
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 32,
-  .wins = bf16_wins, .n_wins = 1, .launch = no_launch,
+  .wins = bf16_wins, .n_wins = 1, .selfcheck_tol = 1e-5, .launch = launch_opt_in_variant,
 };
 
 const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant };

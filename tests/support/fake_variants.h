@@ -9,6 +9,7 @@
 typedef struct fake_gpu_t {
   int present, device, cc_major, cc_minor, sm_count;
   int placements;
+  unsigned long long ctx_id;   /* the stream's context identity (0: 1 + device) */
 } fake_gpu_t;
 extern fake_gpu_t fake_gpu;
 
@@ -23,5 +24,10 @@ extern const gs_variant f32_variant, bf16_variant;
  * -1 "not known before load_state" and fake_opted_in_later after it. */
 extern const gs_variant opt_in_variant;
 extern int fake_opted_in, fake_opted_in_later;
+
+/* What the variants' launchers do: NULL (the default) refuses every launch
+ * (GS_K_UNSUPPORTED); a test that runs kernels sets its own. */
+typedef gs_kstatus (*fake_launch_fn)(const gs_variant *v, const gs_kernel_args *a);
+extern fake_launch_fn fake_variant_launch;
 
 #endif

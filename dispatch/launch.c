@@ -1,0 +1,77 @@
+#include "launch.h"
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <library_types.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "context.h"
+#include "health.h"
+
+gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
+{
+  gs_kernel_args a;
+  memset(&a, 0, sizeof a);
+  a.m = g->m; a.n = g->n; a.k = g->k;
+  a.trans_a = g->trans_a == CUBLAS_OP_T;
+  a.trans_b = g->trans_b == CUBLAS_OP_T;
+  a.A = g->A; a.lda = g->lda;
+  a.B = g->B; a.ldb = g->ldb;
+  a.C = g->C; a.ldc = g->ldc;
+  a.D = g->D; a.ldd = g->ldd;
+  a.scalars_on_device = g->pointer_mode == 1;
+  a.alpha = a.scalars_on_device ? 0.0f : *(const float *)g->alpha;
+  a.beta = a.scalars_on_device ? 0.0f : *(const float *)g->beta;
+  a.alpha_dev = a.scalars_on_device ? (const float *)g->alpha : NULL;
+  a.beta_dev = a.scalars_on_device ? (const float *)g->beta : NULL;
+  a.bias = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS ? g->bias : NULL;
+  a.stream = (cudaStream_t)g->stream;
+  a.sm_limit = g->sm_count_target > 0 ? g->sm_count_target : 0;
+  a.device = d->device;
+  a.ctx_id = d->ctx ? d->ctx->id : 0;
+  return a;
+}
+
+gs_kstatus gs_launch_variant(const gs_variant *v, const gs_kernel_args *a)
+{
+  /* GEMMSHIM_TEST_BREAK=<kernel>: drop the last k-slice so the result is
+   * wrong (tests of the self-check; never set in production). */
+  const char *brk = gs_config()->test_break;
+  if (brk[0] && !strcmp(brk, v->name) && a->k > v->k_mult) {
+    gs_kernel_args broken = *a;
+    broken.k -= v->k_mult;
+    return v->launch(&broken);
+  }
+  return v->launch(a);
+}
+
+gs_reason gs_launch_refused(const gs_variant *v, gs_ctx *ctx, gs_kstatus st,
+                            const gs_kernel_args *a)
+{
+  if (st == GS_K_UNSUPPORTED) {
+    /* The kernel's own check is narrower than its router entry: this call
+     * goes to cuBLAS; the kernel keeps serving the rest. Said once. */
+    static atomic_int said;
+    if (!atomic_exchange(&said, 1))
+      fprintf(stderr, "gemmshim: kernel %s refused a %lldx%lldx%lld call the router sent it; "
+                      "such calls go to cuBLAS\n",
+              v->name, (long long)a->m, (long long)a->n, (long long)a->k);
+    return GS_R_SIZE_CLASS;
+  }
+  if (st == GS_K_FAILED_AFTER_ENQUEUE) {
+    gs_variant_disable(v, ctx, "a kernel of its launch failed after an earlier one was enqueued; "
+                               "that call returned CUBLAS_STATUS_EXECUTION_FAILED");
+    return GS_R_KERNEL_FAILED;
+  }
+  gs_variant_disable(v, ctx, "its launch failed");
+  return GS_R_LAUNCH_FAILED;
+}
+
+int gs_output_elem_bytes(const gs_gemm *g)
+{
+  int out = g->is_lt ? g->d_type : g->c_type;
+  return out == CUDA_R_32F ? 4 : out == CUDA_R_16BF ? 2 : 0;
+}

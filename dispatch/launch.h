@@ -1,0 +1,31 @@
+/* Running one of our kernels for a routed call: its arguments, the launch,
+ * and what a failed launch means. Used by dispatch.c (the plain path),
+ * selfcheck.c and ab.c; knows no cuBLAS symbols. */
+#ifndef GS_LAUNCH_VARIANT_H
+#define GS_LAUNCH_VARIANT_H
+
+#include "gemm.h"
+#include "route.h"
+
+/* The kernel arguments for g, routed as d says. Host scalars are read now,
+ * as cuBLAS does: the caller may reuse the memory once the call returns. */
+gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d);
+
+/* Launch v on a (GEMMSHIM_TEST_BREAK applied). The caller has entered the
+ * stream's context. Returns the launcher's status. */
+gs_kstatus gs_launch_variant(const gs_variant *v, const gs_kernel_args *a);
+
+/* What a launch that did not return GS_K_OK means, done once here:
+ * GS_K_UNSUPPORTED refuses this call only (said once; reason size_class);
+ * GS_K_LAUNCH_FAILED disables the kernel on the context (reason
+ * launch_failed); GS_K_FAILED_AFTER_ENQUEUE disables it too (reason
+ * kernel_failed). Returns the reason. */
+gs_reason gs_launch_refused(const gs_variant *v, struct gs_ctx *ctx, gs_kstatus st,
+                            const gs_kernel_args *a);
+
+/* Bytes per element of the output (4 FP32, 2 BF16), or 0 when the compare
+ * kernel cannot compare that type (then neither the self-check nor A/B
+ * mode can run). */
+int gs_output_elem_bytes(const gs_gemm *g);
+
+#endif

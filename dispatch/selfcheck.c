@@ -1,0 +1,199 @@
+#include "selfcheck.h"
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <library_types.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../kernels/compare.h"
+#include "ab.h"
+#include "config.h"
+#include "context.h"
+#include "gpu.h"
+#include "health.h"
+#include "launch.h"
+#include "scratch.h"
+
+int gs_check_key(const gs_variant *v, const gs_gemm *g, const gs_kernel_args *a)
+{
+  int path = v->path_of ? v->path_of(a) : 0;
+  if (path < 0 || path >= GS_CHECK_PATHS) path = GS_CHECK_PATHS - 1;
+  int type = g->is_lt ? g->d_type : g->c_type;
+  int dt = type == CUDA_R_32F ? 0 : type == CUDA_R_16BF ? 1 : type == CUDA_R_16F ? 2 : 3;
+  int lay = a->trans_a + 2 * a->trans_b;
+  int epi = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS;
+  return ((path * 4 + dt) * 4 + lay) * 2 + epi;
+}
+
+static gs_gate forward(gs_decision *d, gs_reason why)
+{
+  d->reason = why;
+  d->variant = NULL;
+  return GS_GATE_FORWARD;
+}
+
+/* What a settled state means for this call. */
+static gs_gate settled(gs_decision *d, int state)
+{
+  if (state == GS_CHECK_PASSED) return GS_GATE_SERVE;
+  return forward(d, state == GS_CHECK_PENDING ? GS_R_CHECKING : GS_R_DISABLED);
+}
+
+/* A pending check: read its verdict if the GPU has written it. */
+static gs_gate finish(gs_decision *d, int vi, int key)
+{
+  gs_ctx *ctx = d->ctx;
+  const gs_variant *v = d->variant;
+  if (pthread_mutex_trylock(&ctx->lock) != 0) return forward(d, GS_R_CHECKING);
+  int state = atomic_load_explicit(&ctx->check[vi][key], memory_order_acquire);
+  if (state != GS_CHECK_PENDING) {
+    pthread_mutex_unlock(&ctx->lock);
+    return settled(d, state);
+  }
+  int slot = ctx->check_slot[vi][key];
+  gs_relaxed r;
+  gs_relax(&r);
+  cudaError_t q = cudaEventQuery((cudaEvent_t)ctx->slot_event[slot]);
+  gs_unrelax(&r);
+  if (q == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    pthread_mutex_unlock(&ctx->lock);
+    return forward(d, GS_R_CHECKING);
+  }
+  char why[200];
+  int pass = 0;
+  if (q != cudaSuccess) {
+    (void)cudaGetLastError();
+    snprintf(why, sizeof why, "its first-use self-check could not complete (%s)",
+             cudaGetErrorString(q));
+  } else {
+    const gs_compare_result *res = (const gs_compare_result *)ctx->verdicts + slot;
+    double rel = gs_compare_rel_fro(res);
+    pass = gs_selfcheck_passes(rel, res->mismatched_nonfinite, v->selfcheck_tol);
+    snprintf(why, sizeof why,
+             "first-use self-check: relative difference %.3g from cuBLAS (%.0f non-finite "
+             "mismatches), tolerance %.3g",
+             rel, res->mismatched_nonfinite, v->selfcheck_tol);
+  }
+  ctx->slots_busy &= ~((uint64_t)1 << slot);
+  atomic_store_explicit(&ctx->check[vi][key], pass ? GS_CHECK_PASSED : GS_CHECK_FAILED,
+                        memory_order_release);
+  pthread_mutex_unlock(&ctx->lock);
+  if (pass) return GS_GATE_SERVE;
+  gs_variant_disable(v, ctx, why);
+  return forward(d, GS_R_SELFCHECK_FAILED);
+}
+
+static int free_slot(const gs_ctx *ctx)
+{
+  for (int i = 0; i < GS_CHECK_SLOTS; i++)
+    if (!(ctx->slots_busy & ((uint64_t)1 << i))) return i;
+  return -1;
+}
+
+/* Enqueue the check. Holding ctx->lock, in relaxed capture mode. Returns
+ * the gate; on ANSWERED the check is pending, or (d->reason unchecked)
+ * could not be completed after cuBLAS served the call. */
+static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int vi, int key,
+                            int *status)
+{
+  gs_ctx *ctx = d->ctx;
+  const gs_variant *v = d->variant;
+  cudaStream_t s = a->stream;
+  gs_scratch_layout lay;
+  if (gs_scratch_layout_of(g, gs_compare_scratch_bytes(), 0, &lay) != 0 ||
+      !gs_ab_fits(lay.total, gs_config()->ab_scratch_mb))
+    return forward(d, GS_R_UNCHECKED);
+  if (gs_ctx_make_resources(ctx) != 0) return forward(d, GS_R_UNCHECKED);
+  int slot = free_slot(ctx);
+  if (slot < 0) return forward(d, GS_R_UNCHECKED);
+  void *scratch;
+  if (gs_scratch_get(ctx, lay.total, s, &scratch) != 0) return forward(d, GS_R_UNCHECKED);
+  unsigned char *base = scratch;
+  int elem = gs_output_elem_bytes(g);
+
+  /* ours: a compact copy of the output in scratch; where C is the output
+   * too and beta may count, C's m x n is copied there first and ours runs
+   * in place (cuBLAS is about to overwrite the caller's C) */
+  gs_kernel_args ours = *a;
+  ours.D = base + lay.out;
+  ours.ldd = lay.ld;
+  int aliased = g->is_lt ? g->C == g->D : 1;
+  int beta_matters = a->scalars_on_device || a->beta != 0.0f;
+  if (aliased) {
+    ours.C = base + lay.out;
+    ours.ldc = lay.ld;
+  }
+  if (aliased && beta_matters &&
+      cudaMemcpy2DAsync(base + lay.out, (size_t)lay.ld * elem, g->C, (size_t)g->ldc * elem,
+                        (size_t)g->m * elem, (size_t)g->n, cudaMemcpyDeviceToDevice,
+                        s) != cudaSuccess) {
+    (void)cudaGetLastError();
+    gs_scratch_put(scratch, s);
+    return forward(d, GS_R_UNCHECKED);
+  }
+  gs_kstatus ks = gs_launch_variant(v, &ours);
+  if (ks != GS_K_OK) {
+    /* ours wrote nothing, or only scratch: cuBLAS may serve the call */
+    gs_scratch_put(scratch, s);
+    return forward(d, gs_launch_refused(v, ctx, ks, &ours));
+  }
+
+  /* cuBLAS serves the caller */
+  *status = g->reissue(g, g->C, g->D);
+  d->variant = NULL;
+  d->reason = GS_R_UNCHECKED;
+  gs_compare_type type = elem == 2 ? GS_CMP_BF16 : GS_CMP_F32;
+  int queued = *status == CUBLAS_STATUS_SUCCESS &&
+               gs_compare(type, base + lay.out, lay.ld, g->D, g->ldd, g->m, g->n,
+                          base + lay.partials, (gs_compare_result *)(base + lay.result), s) == 0 &&
+               cudaMemcpyAsync((gs_compare_result *)ctx->verdicts + slot, base + lay.result,
+                               sizeof(gs_compare_result), cudaMemcpyDeviceToHost, s) ==
+                   cudaSuccess &&
+               cudaEventRecord((cudaEvent_t)ctx->slot_event[slot], s) == cudaSuccess;
+  if (!queued) (void)cudaGetLastError();
+  gs_scratch_put(scratch, s);
+  if (queued) {
+    ctx->slots_busy |= (uint64_t)1 << slot;
+    ctx->check_slot[vi][key] = (unsigned char)slot;
+    atomic_store_explicit(&ctx->check[vi][key], GS_CHECK_PENDING, memory_order_release);
+    d->reason = GS_R_SELFCHECK;
+  }
+  return GS_GATE_ANSWERED;
+}
+
+static gs_gate start(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int vi, int key,
+                     int *status)
+{
+  gs_ctx *ctx = d->ctx;
+  if (gs_gpu_stream_capturing(g->stream)) return forward(d, GS_R_UNCHECKED);
+  if (pthread_mutex_trylock(&ctx->lock) != 0) return forward(d, GS_R_CHECKING);
+  int state = atomic_load_explicit(&ctx->check[vi][key], memory_order_acquire);
+  gs_gate gate;
+  if (state != GS_CHECK_NONE) {
+    gate = settled(d, state);
+  } else {
+    gs_relaxed r;
+    gs_relax(&r);
+    gate = start_locked(g, d, a, vi, key, status);
+    gs_unrelax(&r);
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  return gate;
+}
+
+gs_gate gs_selfcheck_gate(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *status)
+{
+  int vi = gs_variant_index(d->variant);
+  if (vi < 0 || !d->ctx) return forward(d, GS_R_UNCHECKED);
+  int key = gs_check_key(d->variant, g, a);
+  int state = atomic_load_explicit(&d->ctx->check[vi][key], memory_order_acquire);
+  switch (state) {
+  case GS_CHECK_PASSED: return GS_GATE_SERVE;
+  case GS_CHECK_PENDING: return finish(d, vi, key);
+  case GS_CHECK_NONE: return start(g, d, a, vi, key, status);
+  default: return forward(d, GS_R_DISABLED);
+  }
+}

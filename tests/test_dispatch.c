@@ -1,0 +1,609 @@
+/* The real dispatch, self-check and A/B code (the .c files of dispatch/) against a
+ * stand-in CUDA runtime (support/fake_cudart.c): kernels and cuBLAS are
+ * host functions queued on fake streams, so a test sees what a call
+ * enqueued, whether it waited, what it wrote into the caller's C, and what
+ * memory it touched. Each test is named after what it proves. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cublas_api.h>
+#include <library_types.h>
+
+#include "../dispatch/config.h"
+#include "../dispatch/context.h"
+#include "../dispatch/dispatch.h"
+#include "../dispatch/health.h"
+#include "../dispatch/tally.h"
+#include "../kernels/gs_launch.h"
+#include "support/fake_cudart.h"
+#include "support/fake_variants.h"
+
+/* ---- a GEMM on the fake GPU: our kernel and cuBLAS alike ---------------- */
+
+typedef struct gemm_work {
+  int64_t m, n, k, lda, ldb, ldc, ldd;
+  int ta, tb;
+  const float *A, *B, *C, *bias;
+  float *D;
+  float alpha, beta;
+  const float *alpha_dev, *beta_dev;   /* read when the work runs */
+  int drop_k;                          /* a wrong kernel: leaves out the last k */
+} gemm_work;
+
+static void gemm_run(void *arg)
+{
+  const gemm_work *w = arg;
+  float alpha = w->alpha_dev ? *w->alpha_dev : w->alpha;
+  float beta = w->beta_dev ? *w->beta_dev : w->beta;
+  for (int64_t j = 0; j < w->n; j++)
+    for (int64_t i = 0; i < w->m; i++) {
+      float acc = 0;
+      for (int64_t p = 0; p < w->k - w->drop_k; p++) {
+        float a = w->ta ? w->A[p + i * w->lda] : w->A[i + p * w->lda];
+        float b = w->tb ? w->B[j + p * w->ldb] : w->B[p + j * w->ldb];
+        acc += a * b;
+      }
+      float v = alpha * acc + (w->bias ? w->bias[i] : 0.0f);
+      if (beta != 0.0f) v += beta * w->C[i + j * w->ldc];
+      w->D[i + j * w->ldd] = v;
+    }
+}
+
+static cudaError_t enqueue_gemm(cudaStream_t s, const gemm_work *w)
+{
+  const void *touches[] = { w->A, w->B, w->C, w->D };
+  return fake_launch(s, gemm_run, w, sizeof *w, touches, w->beta != 0.0f || w->beta_dev ? 4 : 3);
+}
+
+/* ---- our kernel --------------------------------------------------------- */
+
+enum { RUN_OK, RUN_REFUSE, RUN_FAIL_FIRST, RUN_FAIL_SECOND, RUN_WRONG };
+static int kernel_mode;
+static int ours_launched;
+
+static void nothing(void *arg) { (void)arg; }
+
+/* A launcher written like the real ones (kernels/gs_launch.h around each
+ * launch, whose own return is ignored, as <<<>>> gives none). */
+static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
+{
+  (void)v;
+  if (kernel_mode == RUN_REFUSE) return GS_K_UNSUPPORTED;
+  gemm_work w = { a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd, a->trans_a, a->trans_b,
+                  a->A, a->B, a->C, a->bias, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
+                  kernel_mode == RUN_WRONG };
+  gs_launch_begin();
+  if (kernel_mode == RUN_FAIL_FIRST) fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);
+  (void)enqueue_gemm(a->stream, &w);
+  gs_kstatus st = gs_launch_end(0);
+  if (st != GS_K_OK) return st;
+  ours_launched++;
+  if (kernel_mode != RUN_FAIL_SECOND) return st;
+  /* a second kernel (a split-K reduction, say) that fails */
+  gs_launch_begin();
+  fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);
+  (void)fake_launch(a->stream, nothing, NULL, 0, NULL, 0);
+  return gs_launch_end(1);
+}
+
+/* ---- cuBLAS --------------------------------------------------------------- */
+
+static int cublas_calls;
+
+static int fake_cublas(const gs_gemm *g, const void *c, void *d)
+{
+  cublas_calls++;
+  gemm_work w = { g->m, g->n, g->k, g->lda, g->ldb, g->ldc, g->is_lt ? g->ldd : g->ldc,
+                  g->trans_a == CUBLAS_OP_T, g->trans_b == CUBLAS_OP_T, g->A, g->B, c, NULL,
+                  g->is_lt ? d : (float *)c, 0, 0, NULL, NULL, 0 };
+  if (g->pointer_mode == 1) {
+    w.alpha_dev = g->alpha;
+    w.beta_dev = g->beta;
+  } else {
+    w.alpha = *(const float *)g->alpha;
+    w.beta = *(const float *)g->beta;
+  }
+  return enqueue_gemm((cudaStream_t)g->stream, &w) == cudaSuccess ? CUBLAS_STATUS_SUCCESS
+                                                                   : CUBLAS_STATUS_EXECUTION_FAILED;
+}
+
+/* ---- calls ----------------------------------------------------------------- */
+
+#define M 128
+#define N 128
+#define K 32
+
+static cudaStream_t stream;
+static int pointer_mode;
+
+static int load_state(gs_gemm *g)
+{
+  g->stream = stream;
+  g->pointer_mode = pointer_mode;
+  g->math_mode = CUBLAS_DEFAULT_MATH;
+  g->sm_count_target = 0;
+  return 0;
+}
+
+typedef struct problem {
+  float *A, *B, *C;      /* "device" memory of the current context */
+  float h_C0[M * N];     /* what C starts as */
+  float alpha, beta;
+} problem;
+
+static float *dev_alloc(size_t n)
+{
+  void *p;
+  assert_int_equal(cudaMalloc(&p, n * sizeof(float)), cudaSuccess);
+  return p;
+}
+
+static void make_problem(problem *p, float alpha, float beta)
+{
+  p->A = dev_alloc(M * K);
+  p->B = dev_alloc(K * N);
+  p->C = dev_alloc(M * N);
+  uint64_t s = 7;
+  for (int i = 0; i < M * K; i++) p->A[i] = (float)((s = s * 6364136223846793005ull + 1) >> 40) / (1 << 24) - 0.5f;
+  for (int i = 0; i < K * N; i++) p->B[i] = (float)((s = s * 6364136223846793005ull + 1) >> 40) / (1 << 24) - 0.5f;
+  for (int i = 0; i < M * N; i++) p->h_C0[i] = (float)((s = s * 6364136223846793005ull + 1) >> 40) / (1 << 24);
+  memcpy(p->C, p->h_C0, sizeof p->h_C0);
+  p->alpha = alpha;
+  p->beta = beta;
+}
+
+static gs_gemm blas_call(problem *p)
+{
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.entry_name = "cublasSgemm_v2";
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_32F;
+  g.compute_type = GS_NONE;
+  g.scale_type = GS_NONE;
+  g.trans_a = g.trans_b = CUBLAS_OP_N;
+  g.algo = GS_NONE;
+  g.m = M; g.n = N; g.k = K;
+  g.lda = M; g.ldb = K; g.ldc = g.ldd = M;
+  g.batch = 1;
+  g.A = p->A; g.B = p->B; g.C = p->C; g.D = p->C;
+  g.alpha = &p->alpha; g.beta = &p->beta;
+  g.pointer_mode = g.math_mode = g.epilogue = g.bias_type = GS_NONE;
+  g.load_state = load_state;
+  g.reissue = fake_cublas;
+  return g;
+}
+
+/* What interpose's wrapper does with a call. */
+static int call(gs_gemm g, gs_decision *d)
+{
+  int status;
+  if (gs_dispatch(&g, d, &status)) return status;
+  status = fake_cublas(&g, g.C, g.D);
+  gs_dispatch_forwarded(&g, d);
+  return status;
+}
+
+/* C after k applications of C = alpha*A*B + beta*C from C0, as the fake
+ * computes it (same order, same rounding). */
+static void expected(const problem *p, int times, float *out)
+{
+  memcpy(out, p->h_C0, sizeof p->h_C0);
+  for (int t = 0; t < times; t++) {
+    gemm_work w = { M, N, K, M, K, M, M, 0, 0, p->A, p->B, out, NULL, out, p->alpha, p->beta,
+                    NULL, NULL, 0 };
+    gemm_run(&w);
+  }
+}
+
+static int c_is(const problem *p, int times)
+{
+  static float want[M * N];
+  expected(p, times, want);
+  return !memcmp(p->C, want, sizeof want);
+}
+
+/* Run C = alpha*A*B + beta*C through the shim until our kernel serves it
+ * (its first call starts the self-check); the GPU runs between calls. */
+static void until_served(problem *p)
+{
+  gs_decision d;
+  for (int i = 0; i < 4; i++) {
+    memcpy(p->C, p->h_C0, sizeof p->h_C0);
+    assert_int_equal(call(blas_call(p), &d), CUBLAS_STATUS_SUCCESS);
+    fake_cuda_run();
+    if (d.reason == GS_R_ROUTED || d.reason == GS_R_AB_COMPARED) return;
+  }
+  fail_msg("the kernel never served (last reason %s)", gs_reason_name(d.reason));
+}
+
+static int setup(void **s)
+{
+  (void)s;
+  fake_cuda_reset();
+  fake_ctx_make_current();
+  gs_ctx_forget_all();
+  gs_tally_reset();
+  stream = fake_stream_new();
+  pointer_mode = 0;
+  kernel_mode = RUN_OK;
+  ours_launched = cublas_calls = 0;
+  fake_variant_launch = test_launch;
+  setenv("GEMMSHIM_FORCE", "f32_test", 1);
+  unsetenv("GEMMSHIM_AB");
+  unsetenv("GEMMSHIM_AB_MODE");
+  gs_config_reload();
+  return 0;
+}
+
+/* ---- item 1: judge a launch by its own result ------------------------------ */
+
+static void test_stale_error_does_not_make_a_served_call_run_twice(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.25f, 0.5f);
+  until_served(&p);
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  /* an error some earlier call left unread in the runtime */
+  fake_cuda_leave_error(cudaErrorInvalidValue);
+  gs_decision d;
+  int before = cublas_calls;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &f32_variant);
+  assert_int_equal(cublas_calls, before);   /* cuBLAS did not run into C */
+  assert_true(c_is(&p, 1));                 /* alpha*A*B + beta*C once */
+  assert_true(gs_variant_usable(&f32_variant, d.ctx));
+  assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+}
+
+static void test_first_launch_failing_forwards_and_disables(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 1.0f);
+  until_served(&p);
+  kernel_mode = RUN_FAIL_FIRST;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_LAUNCH_FAILED);
+  assert_null(d.variant);
+  assert_true(c_is(&p, 1));                 /* cuBLAS's result, once */
+  assert_false(gs_variant_usable(&f32_variant, d.ctx));
+  kernel_mode = RUN_OK;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_DISABLED);
+}
+
+static void test_later_kernel_failing_returns_execution_failed_without_cublas(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 1.0f);
+  until_served(&p);
+  kernel_mode = RUN_FAIL_SECOND;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  int before = cublas_calls;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_EXECUTION_FAILED);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_KERNEL_FAILED);
+  assert_int_equal(cublas_calls, before);   /* never cuBLAS into that C */
+  assert_true(c_is(&p, 1));                 /* only our first kernel wrote it */
+  assert_false(gs_variant_usable(&f32_variant, d.ctx));
+  assert_int_equal(gs_tally_count("f32_test", GS_R_KERNEL_FAILED), 1);
+}
+
+/* ---- item 3: the self-check never waits ------------------------------------- */
+
+static void test_first_call_checks_without_waiting(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  int waits = fake_stats.host_waits;
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  assert_null(d.variant);
+  assert_int_equal(fake_stats.host_waits, waits);   /* nothing waited */
+  assert_true(fake_cuda_queued() > 0);              /* and nothing has run yet */
+  assert_int_equal(cublas_calls, 1);
+  assert_int_equal(ours_launched, 1);
+  /* before the GPU gets to it, the next call of the class forwards */
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_CHECKING);
+  assert_int_equal(fake_stats.host_waits, waits);
+  fake_cuda_run();
+  /* both calls were cuBLAS's, in order: the second one started from the
+   * first one's result */
+  assert_true(c_is(&p, 2));
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+  assert_int_equal(fake_stats.host_waits, waits);
+  assert_int_equal(fake_stats.pool_bytes_live, 0);  /* the check's scratch went back */
+  assert_int_equal(fake_stats.dead_uses + fake_stats.bad_pointers, 0);
+}
+
+static void test_failed_check_disables_the_kernel_on_that_context(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  kernel_mode = RUN_WRONG;
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  fake_cuda_run();
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK_FAILED);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));                 /* the caller always had cuBLAS's */
+  assert_false(gs_variant_usable(&f32_variant, d.ctx));
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_DISABLED);
+}
+
+static void test_each_layout_is_checked_before_it_serves(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  until_served(&p);
+  gs_gemm g = blas_call(&p);
+  g.trans_a = CUBLAS_OP_T;
+  g.lda = K;
+  gs_decision d;
+  assert_int_equal(call(g, &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+}
+
+static void test_capture_before_the_check_forwards_and_touches_nothing(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  fake_stream_set_capturing(stream, 1);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_UNCHECKED);
+  assert_int_equal(fake_stats.capture_violations, 0);
+  assert_int_equal(ours_launched, 0);
+  /* checked outside the capture, the kernel then serves captured calls */
+  fake_stream_set_capturing(stream, 0);
+  until_served(&p);
+  fake_stream_set_capturing(stream, 1);
+  int captured = fake_stats.captured_launches;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_int_equal(fake_stats.captured_launches, captured + 1);
+  assert_int_equal(fake_stats.capture_violations, 0);
+}
+
+/* The legacy stream cannot be queried while another thread captures in
+ * global mode (cudaErrorStreamCaptureImplicit): the call forwards and the
+ * error is not left for a later launch to trip on. */
+static void test_capture_query_failure_is_read_not_left_pending(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  stream = NULL;   /* the legacy stream */
+  fake_cuda_set_capture_elsewhere(1);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_UNCHECKED);
+  assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+  fake_cuda_set_capture_elsewhere(0);
+  until_served(&p);
+}
+
+/* ---- item 2: a context made again ------------------------------------------ */
+
+static void test_device_reset_gets_a_fresh_check_and_no_dead_memory(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  until_served(&p);
+  uint64_t old_id = fake_ctx_id();
+  fake_cuda_reset_device();   /* the application's cudaDeviceReset */
+  assert_true(fake_ctx_id() != old_id);
+  problem q;
+  make_problem(&q, 1.0f, 0.5f);
+  stream = fake_stream_new();
+  gs_decision d;
+  assert_int_equal(call(blas_call(&q), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);   /* checked again, on the new context */
+  assert_true(d.ctx && d.ctx->id == fake_ctx_id());
+  fake_cuda_run();
+  until_served(&q);
+  assert_true(c_is(&q, 1));
+  assert_int_equal(fake_stats.dead_uses, 0);
+  assert_int_equal(fake_stats.bad_pointers, 0);
+}
+
+/* ---- item 5: exactly the m x n block -------------------------------------- */
+
+static void test_copy_of_c_reads_only_its_m_by_n_block(void **s)
+{
+  (void)s;
+  /* C: rows 64..191 of a 192-row parent whose last column ends the
+   * allocation; copying ldc x n from C would read 64 elements past it */
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  const int parent_rows = 192, r0 = 64;
+  float *parent = dev_alloc((size_t)parent_rows * N);
+  for (int j = 0; j < N; j++)
+    for (int i = 0; i < M; i++) parent[r0 + i + j * parent_rows] = p.h_C0[i + j * M];
+  gs_gemm g = blas_call(&p);
+  g.C = g.D = parent + r0;
+  g.ldc = g.ldd = parent_rows;
+  gs_decision d;
+  assert_int_equal(call(g, &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  fake_cuda_run();
+  assert_int_equal(fake_stats.bad_pointers, 0);
+  assert_int_equal(call(g, &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);   /* the check passed */
+}
+
+/* ---- item 6: a refusal is about one call -------------------------------------- */
+
+static void test_refusal_in_ab_mode_affects_that_call_only(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_AB", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  until_served(&p);          /* A/B use mode: ours serves, compared */
+  kernel_mode = RUN_REFUSE;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_SIZE_CLASS);
+  assert_true(c_is(&p, 1));
+  assert_true(gs_variant_usable(&f32_variant, d.ctx));
+  kernel_mode = RUN_OK;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_AB_COMPARED);
+  assert_true(c_is(&p, 1));
+}
+
+static void test_ab_failure_after_enqueue_into_c_never_runs_cublas_there(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_AB", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 1.0f);
+  until_served(&p);
+  kernel_mode = RUN_FAIL_SECOND;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_EXECUTION_FAILED);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_KERNEL_FAILED);
+  assert_true(c_is(&p, 1));   /* ours once; cuBLAS ran only into scratch */
+}
+
+static void test_ab_shadow_gives_cublas_bits_and_scratch_goes_back(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_AB", "1", 1);
+  setenv("GEMMSHIM_AB_MODE", "shadow", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  gs_decision d;
+  for (int i = 0; i < 3; i++) {
+    memcpy(p.C, p.h_C0, sizeof p.h_C0);
+    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+    fake_cuda_run();
+    assert_true(c_is(&p, 1));
+  }
+  assert_int_equal(d.reason, GS_R_AB_SHADOW);
+  assert_int_equal(fake_stats.pool_bytes_live, 0);
+  assert_int_equal(fake_stats.bad_pointers + fake_stats.dead_uses, 0);
+}
+
+/* ---- item 7: scratch from a private pool ------------------------------------ */
+
+static void test_scratch_comes_from_the_pool_not_cudamalloc(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  int mallocs = fake_stats.mallocs, frees = fake_stats.frees, waits = fake_stats.host_waits;
+  until_served(&p);
+  assert_int_equal(fake_stats.mallocs, mallocs);
+  assert_int_equal(fake_stats.frees, frees);
+  assert_true(fake_stats.pool_allocs >= 1);
+  assert_int_equal(fake_stats.pool_allocs, fake_stats.pool_frees);
+  assert_int_equal(fake_stats.host_waits, waits);
+}
+
+static void test_pool_refusal_is_remembered(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  fake_cuda_fail_next("cudaMallocFromPoolAsync", cudaErrorMemoryAllocation);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_UNCHECKED);
+  assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+  int tries = fake_stats.pool_allocs;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_UNCHECKED);
+  assert_int_equal(fake_stats.pool_allocs, tries);   /* the same size is not asked again */
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+}
+
+/* ---- item 8: the no-GPU line names the cause ------------------------------- */
+
+static void test_no_gpu_cause_names_what_is_missing(void **s)
+{
+  (void)s;
+  char buf[256];
+  assert_non_null(strstr(gs_gpu_absent_cause(buf, sizeof buf, cudaErrorInsufficientDriver, "x", 0,
+                                             0, 13000, NULL),
+                         "no CUDA driver is installed"));
+  assert_non_null(strstr(gs_gpu_absent_cause(buf, sizeof buf, cudaErrorInsufficientDriver, "x", 0,
+                                             12040, 13000, NULL),
+                         "supports CUDA 12.4, older than the CUDA 13.0"));
+  assert_non_null(strstr(gs_gpu_absent_cause(buf, sizeof buf, cudaErrorNoDevice, "x", 0, 13000,
+                                             13000, ""),
+                         "no CUDA device (CUDA_VISIBLE_DEVICES=\"\")"));
+  assert_non_null(strstr(gs_gpu_absent_cause(buf, sizeof buf, cudaSuccess, "x", 0, 13000, 13000,
+                                             NULL),
+                         "sees no CUDA device"));
+  assert_non_null(strstr(gs_gpu_absent_cause(buf, sizeof buf, cudaErrorUnknown, "unknown error", 0,
+                                             13000, 13000, NULL),
+                         "error 999 (unknown error)"));
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup(test_stale_error_does_not_make_a_served_call_run_twice, setup),
+    cmocka_unit_test_setup(test_first_launch_failing_forwards_and_disables, setup),
+    cmocka_unit_test_setup(test_later_kernel_failing_returns_execution_failed_without_cublas, setup),
+    cmocka_unit_test_setup(test_first_call_checks_without_waiting, setup),
+    cmocka_unit_test_setup(test_failed_check_disables_the_kernel_on_that_context, setup),
+    cmocka_unit_test_setup(test_each_layout_is_checked_before_it_serves, setup),
+    cmocka_unit_test_setup(test_capture_before_the_check_forwards_and_touches_nothing, setup),
+    cmocka_unit_test_setup(test_capture_query_failure_is_read_not_left_pending, setup),
+    cmocka_unit_test_setup(test_device_reset_gets_a_fresh_check_and_no_dead_memory, setup),
+    cmocka_unit_test_setup(test_copy_of_c_reads_only_its_m_by_n_block, setup),
+    cmocka_unit_test_setup(test_refusal_in_ab_mode_affects_that_call_only, setup),
+    cmocka_unit_test_setup(test_ab_failure_after_enqueue_into_c_never_runs_cublas_there, setup),
+    cmocka_unit_test_setup(test_ab_shadow_gives_cublas_bits_and_scratch_goes_back, setup),
+    cmocka_unit_test_setup(test_scratch_comes_from_the_pool_not_cudamalloc, setup),
+    cmocka_unit_test_setup(test_pool_refusal_is_remembered, setup),
+    cmocka_unit_test(test_no_gpu_cause_names_what_is_missing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
