@@ -46,6 +46,16 @@ typedef struct helpers {
                              void *, size_t, size_t *);
   cublasStatus_t (*layout_get)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
                                void *, size_t, size_t *);
+  /* for the reference objects the attribute check compares against */
+  cublasStatus_t (*desc_create)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+  cublasStatus_t (*desc_set)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *,
+                             size_t);
+  cublasStatus_t (*desc_destroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*layout_create)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t,
+                                  int64_t);
+  cublasStatus_t (*layout_set)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
+                               const void *, size_t);
+  cublasStatus_t (*layout_destroy)(cublasLtMatrixLayout_t);
 } helpers;
 
 static void *real_fns[GS_N_ENTRIES];
@@ -72,6 +82,12 @@ static void bind_lib(gs_lib lib)
   } else {
     *(void **)&help.desc_get = gs_lib_sym(lib, "cublasLtMatmulDescGetAttribute");
     *(void **)&help.layout_get = gs_lib_sym(lib, "cublasLtMatrixLayoutGetAttribute");
+    *(void **)&help.desc_create = gs_lib_sym(lib, "cublasLtMatmulDescCreate");
+    *(void **)&help.desc_set = gs_lib_sym(lib, "cublasLtMatmulDescSetAttribute");
+    *(void **)&help.desc_destroy = gs_lib_sym(lib, "cublasLtMatmulDescDestroy");
+    *(void **)&help.layout_create = gs_lib_sym(lib, "cublasLtMatrixLayoutCreate");
+    *(void **)&help.layout_set = gs_lib_sym(lib, "cublasLtMatrixLayoutSetAttribute");
+    *(void **)&help.layout_destroy = gs_lib_sym(lib, "cublasLtMatrixLayoutDestroy");
   }
   lib_ok[lib] = 1;
 }
@@ -159,39 +175,134 @@ typedef struct lt_state {
   uint64_t rows[4], cols[4];
   int64_t ld[4];
   const void *bias;
-  const char *unhandled;           /* first attribute off the whitelist */
+  const char *unhandled;           /* which object has an attribute off the whitelist */
 } lt_state;
 
-/* Attributes a fast path must see at their defaults; anything else is
- * "unhandled" and the call forwards (reason lt_attribute). Left unread:
- * what only planar-complex or FP8 types use (plane offsets, scale modes;
- * we route neither) and what only epilogues we never fuse read (aux). */
-static const char *lt_unhandled(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4])
+/* The attribute check. No API lists what a descriptor holds, and its bytes
+ * cannot be compared with a reference's: cublasLtMatmulDescInit leaves
+ * bytes it does not use as they were (a descriptor from Create holds heap
+ * garbage there; two made alike differed on the H200). So every attribute
+ * id the library answers for, 0 .. LT_ATTR_IDS - 1, is read through its
+ * getter from the call's object and from a reference made with the call's
+ * own construction values plus only the attributes the router handles:
+ * any difference, an attribute a future cuBLAS adds included, forwards the
+ * call (reason lt_attribute). */
+#define LT_ATTR_IDS 64
+#define LT_ATTR_MAX_BYTES 64
+
+/* Descriptor attributes the router reads and decides on (route.c,
+ * math_rules.c): copied into the reference. */
+static const cublasLtMatmulDescAttributes_t desc_handled[] = {
+  CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_MATMUL_DESC_TRANSA, CUBLASLT_MATMUL_DESC_TRANSB,
+  CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+  CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+};
+/* Layout attributes besides the construction values: the batch count (the
+ * router reads D's and forwards batches; A, B and C must agree with D) and
+ * the batch stride, which means nothing for one matrix. */
+static const cublasLtMatrixLayoutAttribute_t layout_handled[] = {
+  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+};
+
+typedef cublasStatus_t (*attr_get_fn)(const void *obj, int attr, void *buf, size_t size,
+                                      size_t *written);
+
+/* Whether attribute `attr` reads the same from both objects. */
+static int same_attr(attr_get_fn get, const void *a, const void *b, int attr)
 {
-  size_t written;
-  int32_t transc = 0, fill = 0;
-  void *ptr = NULL;
-  static const struct { cublasLtMatmulDescAttributes_t attr; const char *name; } null_ptrs[] = {
-    { CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, "A_SCALE_POINTER" },
-    { CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, "B_SCALE_POINTER" },
-    { CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, "C_SCALE_POINTER" },
-    { CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, "D_SCALE_POINTER" },
-    { CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, "AMAX_D_POINTER" },
-  };
-  if (!DESC_GET(desc, CUBLASLT_MATMUL_DESC_TRANSC, transc) || transc != CUBLAS_OP_N)
-    return "TRANSC";
-  if (!DESC_GET(desc, CUBLASLT_MATMUL_DESC_FILL_MODE, fill) || fill != CUBLAS_FILL_MODE_FULL)
-    return "FILL_MODE";
-  for (size_t i = 0; i < sizeof null_ptrs / sizeof *null_ptrs; i++)
-    if (!DESC_GET(desc, null_ptrs[i].attr, ptr) || ptr != NULL) return null_ptrs[i].name;
-  for (int i = 0; i < 4; i++) {
-    int32_t order = 0;
-    uint32_t mode = 0;
-    if (!LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_ORDER, order) || order != CUBLASLT_ORDER_COL)
-      return "LAYOUT_ORDER";
-    if (!LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, mode) || mode != 0)
-      return "LAYOUT_BATCH_MODE";
-  }
+  size_t sa = 0, sb = 0;
+  int ha = get(a, attr, NULL, 0, &sa) == CUBLAS_STATUS_SUCCESS;
+  int hb = get(b, attr, NULL, 0, &sb) == CUBLAS_STATUS_SUCCESS;
+  if (ha != hb || sa != sb) return 0;
+  if (!ha) return 1;   /* neither knows the id */
+  if (sa > LT_ATTR_MAX_BYTES) return 0;
+  unsigned char va[LT_ATTR_MAX_BYTES], vb[LT_ATTR_MAX_BYTES];
+  size_t w;
+  return get(a, attr, va, sa, &w) == CUBLAS_STATUS_SUCCESS &&
+         get(b, attr, vb, sb, &w) == CUBLAS_STATUS_SUCCESS && !memcmp(va, vb, sa);
+}
+
+static int all_same(attr_get_fn get, const void *a, const void *b)
+{
+  for (int attr = 0; attr < LT_ATTR_IDS; attr++)
+    if (!same_attr(get, a, b, attr)) return 0;
+  return 1;
+}
+
+static cublasStatus_t desc_get_any(const void *d, int attr, void *buf, size_t size, size_t *w)
+{
+  return help.desc_get((cublasLtMatmulDesc_t)d, (cublasLtMatmulDescAttributes_t)attr, buf, size, w);
+}
+
+static cublasStatus_t layout_get_any(const void *l, int attr, void *buf, size_t size, size_t *w)
+{
+  return help.layout_get((cublasLtMatrixLayout_t)l, (cublasLtMatrixLayoutAttribute_t)attr, buf,
+                         size, w);
+}
+
+/* Copy attribute `attr` from one object into another through set. */
+static int copy_attr(attr_get_fn get, const void *from,
+                     cublasStatus_t (*set)(void *, int, const void *, size_t), void *to, int attr)
+{
+  size_t size = 0, w;
+  unsigned char v[LT_ATTR_MAX_BYTES];
+  return get(from, attr, NULL, 0, &size) == CUBLAS_STATUS_SUCCESS && size <= sizeof v &&
+         get(from, attr, v, size, &w) == CUBLAS_STATUS_SUCCESS &&
+         set(to, attr, v, size) == CUBLAS_STATUS_SUCCESS;
+}
+
+static cublasStatus_t desc_set_any(void *d, int attr, const void *v, size_t size)
+{
+  return help.desc_set((cublasLtMatmulDesc_t)d, (cublasLtMatmulDescAttributes_t)attr, v, size);
+}
+
+static cublasStatus_t layout_set_any(void *l, int attr, const void *v, size_t size)
+{
+  return help.layout_set((cublasLtMatrixLayout_t)l, (cublasLtMatrixLayoutAttribute_t)attr, v, size);
+}
+
+static int desc_is_plain(cublasLtMatmulDesc_t desc, const lt_state *s)
+{
+  cublasLtMatmulDesc_t ref;
+  if (help.desc_create(&ref, (cublasComputeType_t)s->compute, (cudaDataType_t)s->scale_type) !=
+      CUBLAS_STATUS_SUCCESS)
+    return 0;
+  int ok = 1;
+  for (size_t i = 0; ok && i < sizeof desc_handled / sizeof *desc_handled; i++)
+    ok = copy_attr(desc_get_any, desc, desc_set_any, ref, (int)desc_handled[i]);
+  ok = ok && all_same(desc_get_any, desc, ref);
+  help.desc_destroy(ref);
+  return ok;
+}
+
+static int layout_is_plain(cublasLtMatrixLayout_t lay, const lt_state *s, int i)
+{
+  cublasLtMatrixLayout_t ref;
+  if (help.layout_create(&ref, (cudaDataType)s->type[i], s->rows[i], s->cols[i], s->ld[i]) !=
+      CUBLAS_STATUS_SUCCESS)
+    return 0;
+  int32_t batch = s->batch;
+  int ok = help.layout_set(ref, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch) ==
+           CUBLAS_STATUS_SUCCESS;
+  for (size_t k = 0; ok && k < sizeof layout_handled / sizeof *layout_handled; k++)
+    ok = copy_attr(layout_get_any, lay, layout_set_any, ref, (int)layout_handled[k]);
+  ok = ok && all_same(layout_get_any, lay, ref);
+  help.layout_destroy(ref);
+  return ok;
+}
+
+/* NULL when the descriptor and every layout hold only what the router
+ * handles; else which object does not. */
+static const char *lt_unhandled(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4],
+                                const lt_state *s)
+{
+  static const char *const names[4] = { "layout A", "layout B", "layout C", "layout D" };
+  if (!help.desc_create || !help.desc_set || !help.desc_destroy || !help.layout_create ||
+      !help.layout_set || !help.layout_destroy)
+    return "no reference objects";
+  if (!desc_is_plain(desc, s)) return "descriptor";
+  for (int i = 0; i < 4; i++)
+    if (!layout_is_plain(lay[i], s, i)) return names[i];
   return NULL;
 }
 
@@ -219,7 +330,6 @@ static void lt_read(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4], lt
          LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_COLS, s->cols[i]) &&
          LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_LD, s->ld[i]);
   ok = ok && LAYOUT_GET(lay[3], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, s->batch);
-  if (ok) s->unhandled = lt_unhandled(desc, lay);
   s->ok = ok;
 }
 
@@ -266,6 +376,7 @@ static const lt_state *lt_lookup(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout
   if (!c) c = thread_lt_cache = calloc(1, sizeof *c);   /* once per thread */
   if (!c) {
     lt_read(desc, lay, scratch);
+    if (scratch->ok) scratch->unhandled = lt_unhandled(desc, lay, scratch);
     return scratch;
   }
   for (int i = 0; i < LT_CACHE_WAYS; i++)
@@ -277,6 +388,7 @@ static const lt_state *lt_lookup(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout
   memcpy(w->desc, desc, sizeof w->desc);
   for (int i = 0; i < 4; i++) memcpy(w->lay[i], lay[i], sizeof w->lay[i]);
   lt_read(desc, lay, &w->state);
+  if (w->state.ok) w->state.unhandled = lt_unhandled(desc, lay, &w->state);
   w->used = w->state.ok;   /* a failed read is not remembered */
   return &w->state;
 }
@@ -299,6 +411,8 @@ static int revalidate_lt(gs_gemm *g)
   lt_state fresh;
   lt_read((cublasLtMatmulDesc_t)g->lt_desc, lay, &fresh);
   const lt_state *cached = g->lt_cached;
+  /* the sweep's verdict came with the bytes that equal these */
+  fresh.unhandled = cached->unhandled;
   return !fresh.ok || memcmp(&fresh, cached, sizeof fresh) != 0;
 }
 

@@ -576,6 +576,93 @@ static void test_lt_descriptor_changes_are_seen(void **state)
   assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,alignment,1,-1\n"));
 }
 
+/* Every attribute id 0..63, set on its own to a value other than its
+ * default, on a call that is otherwise in a kernel's class: unless the
+ * router reads and decides on that attribute itself, the call forwards
+ * with lt_attribute. So an attribute the shim does not know (a newer
+ * cuBLAS's; cuBLAS 12's ATOMIC_SYNC counters, 27..30) is never served. Each
+ * id gets its own k, so its row in the log says what became of it. */
+static const int lt_handled_ids[] = { CUBLASLT_MATMUL_DESC_COMPUTE_TYPE,
+                                      CUBLASLT_MATMUL_DESC_SCALE_TYPE,
+                                      CUBLASLT_MATMUL_DESC_POINTER_MODE,
+                                      CUBLASLT_MATMUL_DESC_TRANSA,
+                                      CUBLASLT_MATMUL_DESC_TRANSB,
+                                      CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                      CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                      CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                                      CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE };
+
+static int lt_id_handled(int id)
+{
+  for (size_t i = 0; i < sizeof lt_handled_ids / sizeof *lt_handled_ids; i++)
+    if (lt_handled_ids[i] == id) return 1;
+  return 0;
+}
+
+static void child_every_attribute(void)
+{
+  libs L = load(RTLD_LOCAL);
+  float one = 1.0f;
+  ltmatmul_fn lt = (ltmatmul_fn)shim_sym(&L, "cublasLtMatmul");
+  cublasStatus_t (*get)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *, size_t, size_t *);
+  *(void **)&get = dlsym(L.lt, "cublasLtMatmulDescGetAttribute");
+  CHECK(get);
+  for (int id = 0; id < 64; id++) {
+    lt_objs o = make_lt(&L, CUDA_R_32F, 128, 128, 32 * (id + 1), 1, 0);
+    unsigned char v[8];
+    size_t size = 0, w;
+    CHECK(!get(o.desc, (cublasLtMatmulDescAttributes_t)id, NULL, 0, &size) && size <= sizeof v);
+    CHECK(!get(o.desc, (cublasLtMatmulDescAttributes_t)id, v, size, &w));
+    v[0] ^= 1;
+    lt_desc_set(&L, o.desc, id, v, size);
+    lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL);
+  }
+  /* the layouts' attributes past their construction values */
+  static const struct { int attr, layout; } lay_cases[] = {
+    { CUBLASLT_MATRIX_LAYOUT_ORDER, 3 }, { CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, 0 },
+    { CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, 2 }, { CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1 },
+    { CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0 },
+  };
+  for (int i = 0; i < 5; i++) {
+    lt_objs o = make_lt(&L, CUDA_R_32F, 256, 128, 32 * (i + 1), 1, 0);
+    cublasLtMatrixLayout_t lays[4] = { o.a, o.b, o.c, o.d };
+    int64_t v64 = 4096;
+    int32_t v32 = lay_cases[i].attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ? 2 : 1;
+    int wide = lay_cases[i].attr == CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET ||
+               lay_cases[i].attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET;
+    lt_layout_set(&L, lays[lay_cases[i].layout], lay_cases[i].attr, wide ? (void *)&v64 : (void *)&v32,
+                  wide ? 8 : 4);
+    lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL);
+  }
+}
+
+static void test_every_unhandled_lt_attribute_forwards(void **state)
+{
+  (void)state;
+  set_log_env();
+  const char *e[] = { "GEMMSHIM_FORCE=1", NULL };
+  pid_t pid = run_child(child_every_attribute, e);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  for (int id = 0; id < 64; id++) {
+    char row[96];
+    snprintf(row, sizeof row, ",128,128,%d,1,cublas,lt_attribute,", 32 * (id + 1));
+    int forwarded = strstr(log, row) != NULL;
+    if (forwarded == lt_id_handled(id))
+      print_message("descriptor attribute %d: %s\n", id,
+                    forwarded ? "forwarded with lt_attribute, yet the router handles it"
+                              : "not forwarded with lt_attribute");
+    assert_int_equal(forwarded, !lt_id_handled(id));
+  }
+  for (int i = 0; i < 5; i++) {
+    char row[96];
+    snprintf(row, sizeof row, ",256,128,%d,1,cublas,lt_attribute,", 32 * (i + 1));
+    /* the batch stride of one matrix means nothing: the only one served */
+    assert_int_equal(strstr(log, row) != NULL, i != 4);
+  }
+  snprintf(log, 64, "%s", "");
+}
+
 static void child_route_off(void)
 {
   libs L = load(RTLD_LOCAL);
@@ -704,6 +791,7 @@ int main(void)
     cmocka_unit_test(test_reasons_in_log),
     cmocka_unit_test(test_route_off_observes_only),
     cmocka_unit_test(test_lt_descriptor_changes_are_seen),
+    cmocka_unit_test(test_every_unhandled_lt_attribute_forwards),
     cmocka_unit_test(test_verbose_names_the_library_once),
     cmocka_unit_test(test_two_copies_warn_once),
   };

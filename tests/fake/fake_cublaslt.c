@@ -1,6 +1,6 @@
 /* A fake libcublasLt: descriptors and layouts hold their attributes (with
- * the library's documented defaults); cublasLtMatmul records its
- * arguments. */
+ * the library's documented defaults) and answer the getters as the real
+ * library does; cublasLtMatmul records its arguments. */
 #include <cublasLt.h>
 #include <stdlib.h>
 
@@ -8,12 +8,59 @@
 
 #define N_ATTR 64
 
-/* A descriptor: one 8-byte slot per attribute (the shim reads attributes up
- * to 26, inside the 256 bytes of the real semi-opaque struct). */
-typedef struct fake_obj { int64_t v[N_ATTR]; } fake_obj;
+/* A descriptor: every attribute id 0..63 packed into the 256 bytes of the
+ * real semi-opaque struct, as the real library packs its own (the shim
+ * compares those bytes to know a descriptor unchanged). Sizes are cuBLAS
+ * 13's for the ids it has, cuBLAS 12's for its ATOMIC_SYNC ids 27..30, and
+ * one byte for ids no cuBLAS has yet: the shim must forward a call that
+ * sets any of them, which the tests check id by id. */
+typedef struct fake_desc { unsigned char bytes[sizeof(cublasLtMatmulDescOpaque_t)]; } fake_desc;
+
+static int attr_size(int attr)
+{
+  switch (attr) {
+  case 8: case 10: case 11: case 12: case 13: case 14: case 17: case 18: case 19: case 20:
+  case 21: case 23: case 24: case 29: case 30: case 36: case 38:
+    return 8;
+  case 25: return 1;
+  default: return attr <= 38 ? 4 : 1;
+  }
+}
+
+static size_t attr_offset(int attr)
+{
+  size_t off = 0;
+  for (int a = 0; a < attr; a++) off += (size_t)attr_size(a);
+  return off;
+}
+_Static_assert(sizeof(fake_desc) >= 246, "every attribute fits the real size");
+
+/* The real getter's protocol: size 0 with a NULL buffer asks for the size;
+ * otherwise the size must be the attribute's. */
+static cublasStatus_t get_attr(const fake_desc *o, int attr, void *buf, size_t size,
+                               size_t *written)
+{
+  if (!o || attr < 0 || attr >= N_ATTR) return CUBLAS_STATUS_INVALID_VALUE;
+  size_t need = (size_t)attr_size(attr);
+  if (written) *written = need;
+  if (size == 0 && !buf) return CUBLAS_STATUS_SUCCESS;
+  if (size != need || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+  memcpy(buf, o->bytes + attr_offset(attr), need);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+static cublasStatus_t set_attr(fake_desc *o, int attr, const void *buf, size_t size)
+{
+  if (!o || attr < 0 || attr >= N_ATTR || size != (size_t)attr_size(attr))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  memcpy(o->bytes + attr_offset(attr), buf, size);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+static void set_i32(fake_desc *o, int attr, int32_t v) { set_attr(o, attr, &v, 4); }
 
 /* A layout packed into the 64 bytes of the real semi-opaque struct, as the
- * real one is: the shim compares those bytes to know a layout unchanged. */
+ * real one is. */
 typedef struct fake_layout {
   uint32_t type;
   int32_t order;
@@ -41,26 +88,6 @@ static void *layout_field(fake_layout *l, int attr, size_t *size)
   }
 }
 
-static cublasStatus_t get_attr(const fake_obj *o, int attr, void *buf, size_t size,
-                               size_t *written)
-{
-  if (!o || attr < 0 || attr >= N_ATTR || size > sizeof(int64_t)) return CUBLAS_STATUS_INVALID_VALUE;
-  memcpy(buf, &o->v[attr], size);  /* little endian: the low bytes */
-  if (written) *written = size;
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-static cublasStatus_t set_attr(fake_obj *o, int attr, const void *buf, size_t size)
-{
-  if (!o || attr < 0 || attr >= N_ATTR || size > sizeof(int64_t)) return CUBLAS_STATUS_INVALID_VALUE;
-  int64_t v = 0;
-  memcpy(&v, buf, size);
-  /* sign-extend 4-byte values such as BIAS_DATA_TYPE = -1 */
-  if (size == 4) v = (int32_t)v;
-  o->v[attr] = v;
-  return CUBLAS_STATUS_SUCCESS;
-}
-
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
   *h = (cublasLtHandle_t)calloc(1, 64);
@@ -71,13 +98,13 @@ size_t cublasLtGetVersion(void) { return 130099; }
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
                                         cudaDataType_t scale)
 {
-  fake_obj *o = calloc(1, sizeof *o);
-  o->v[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE] = compute;
-  o->v[CUBLASLT_MATMUL_DESC_SCALE_TYPE] = scale;
-  o->v[CUBLASLT_MATMUL_DESC_FILL_MODE] = CUBLAS_FILL_MODE_FULL;
-  o->v[CUBLASLT_MATMUL_DESC_EPILOGUE] = CUBLASLT_EPILOGUE_DEFAULT;
-  o->v[CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE] = -1;
-  o->v[CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE] = -1;
+  fake_desc *o = calloc(1, sizeof *o);
+  set_i32(o, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute);
+  set_i32(o, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
+  set_i32(o, CUBLASLT_MATMUL_DESC_FILL_MODE, CUBLAS_FILL_MODE_FULL);
+  set_i32(o, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DEFAULT);
+  set_i32(o, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1);
+  set_i32(o, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, -1);
   *d = (cublasLtMatmulDesc_t)o;
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -86,13 +113,13 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
                                               cublasLtMatmulDescAttributes_t a, const void *buf,
                                               size_t size)
 {
-  return set_attr((fake_obj *)d, a, buf, size);
+  return set_attr((fake_desc *)d, a, buf, size);
 }
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
                                               cublasLtMatmulDescAttributes_t a, void *buf,
                                               size_t size, size_t *written)
 {
-  return get_attr((const fake_obj *)d, a, buf, size, written);
+  return get_attr((const fake_desc *)d, a, buf, size, written);
 }
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
@@ -124,9 +151,11 @@ cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l,
 {
   size_t field_size;
   void *f = layout_field((fake_layout *)l, a, &field_size);
-  if (!f || size != field_size) return CUBLAS_STATUS_INVALID_VALUE;
+  if (!f) return CUBLAS_STATUS_INVALID_VALUE;
+  if (written) *written = field_size;
+  if (size == 0 && !buf) return CUBLAS_STATUS_SUCCESS;
+  if (size != field_size || !buf) return CUBLAS_STATUS_INVALID_VALUE;
   memcpy(buf, f, size);
-  if (written) *written = size;
   return CUBLAS_STATUS_SUCCESS;
 }
 
