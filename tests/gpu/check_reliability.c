@@ -8,11 +8,15 @@
  *   host_wait    a kernel's first call, on a stream that waits for the host
  *                to set a flag after the call returns, returns without
  *                waiting (the first-use self-check never blocks);
- *   alpha_zero   with alpha == 0 and NaN in A, what our kernels give matches
- *                what cuBLAS gives, case by case (printed);
- *   lt_bytes     cuBLASLt descriptors and layouts built the same way have
- *                the same bytes (the shim's attribute check relies on it),
- *                and a PyTorch-style cuBLASLt call is served.
+ *   alpha_zero   with alpha == 0 and NaN in A, the caller gets what cuBLAS
+ *                gives, case by case (printed): in host pointer mode the
+ *                call is cuBLAS's (reason alpha_zero), in device pointer
+ *                mode our kernel serves it with cuBLAS's NaN pattern;
+ *   lt_attrs     a PyTorch-style cuBLASLt call is served (the attribute
+ *                check passes the real library's descriptors), and calls
+ *                with an attribute the shim does not handle, or a batch
+ *                count on A unlike D's, forward with lt_attribute; what
+ *                differs between two descriptors made alike is printed.
  * Exits 77 without a GPU. */
 #define _GNU_SOURCE
 #include <cublasLt.h>
@@ -298,12 +302,14 @@ static void alpha_zero_case(cublasHandle_t h, entry_t entry, const char *kernel,
   int lda = ta ? k : m, ldb = tb ? n : k;
   nan_count res[2];
   uint64_t before = served(kernel), after = before;
+  uint64_t to_cublas = gs_tally_count("cublas", GS_R_ALPHA_ZERO);
   for (int path = 0; path < 2; path++) {   /* 0: cuBLAS, 1: through the shim */
     if (beta == 0.0f) CU(cudaMemset(C, 0xff, nc * elem));   /* NaN: must not be read */
     else CU(cudaMemcpy(C, C0, nc * elem, cudaMemcpyDeviceToDevice));
     if (path == 1) {
-      /* the first call of a class may be the self-check: go until served */
-      for (int i = 0; i < 8 && served(kernel) == before; i++) {
+      /* the first call of a class may be the self-check: go until served
+       * (host pointer mode: one call, which cuBLAS must get) */
+      for (int i = 0; i < (device_scalars ? 8 : 1) && served(kernel) == before; i++) {
         if (beta == 0.0f) CU(cudaMemset(C, 0xff, nc * elem));
         else CU(cudaMemcpy(C, C0, nc * elem, cudaMemcpyDeviceToDevice));
         if (entry == ENTRY_SGEMM)
@@ -334,7 +340,12 @@ static void alpha_zero_case(cublasHandle_t h, entry_t entry, const char *kernel,
   int same = res[0].nan == res[1].nan && res[0].inf == res[1].inf &&
              (beta == 0.0f || res[0].differ_from_c == res[1].differ_from_c ||
               (res[0].nan == 0 && res[1].nan == 0));
-  verdict(what, after > before && same);
+  int went_right = device_scalars
+                       ? after > before
+                       : after == before && gs_tally_count("cublas", GS_R_ALPHA_ZERO) == to_cublas + 1;
+  printf("     %s\n", device_scalars ? "device scalars: must be served by our kernel"
+                                      : "host scalars: must go to cuBLAS (alpha_zero)");
+  verdict(what, went_right && same);
   cudaFree(A); cudaFree(B); cudaFree(C0); cudaFree(C); cudaFree(ds);
 }
 
@@ -383,73 +394,94 @@ static void print_differing_words(const char *what, const void *a, const void *b
   printf("\n");
 }
 
-static void phase_lt_bytes(void)
+static uint64_t lt_forwards(void) { return gs_tally_count("cublas", GS_R_LT_ATTRIBUTE); }
+
+static void phase_lt_attrs(void)
 {
   set_env("GEMMSHIM_FP32", NULL);
   void *bias_ptr = (void *)(uintptr_t)0x7f0000001000ull;
   cublasLtMatmulDesc_t d1 = pytorch_desc(CUBLAS_OP_T, CUBLASLT_EPILOGUE_BIAS, bias_ptr);
   cublasLtMatmulDesc_t d2 = pytorch_desc(CUBLAS_OP_T, CUBLASLT_EPILOGUE_BIAS, bias_ptr);
   print_differing_words("two descriptors made alike", d1, d2);
-  verdict("lt_bytes: two descriptors made alike have the same bytes",
-          !memcmp(d1, d2, sizeof(cublasLtMatmulDescOpaque_t)));
-  /* an attribute set and set back to its default */
-  int32_t fill = CUBLAS_FILL_MODE_LOWER, full = CUBLAS_FILL_MODE_FULL;
-  CB(cublasLtMatmulDescSetAttribute(d2, CUBLASLT_MATMUL_DESC_FILL_MODE, &fill, sizeof fill));
-  verdict("lt_bytes: a changed attribute changes the bytes",
-          memcmp(d1, d2, sizeof(cublasLtMatmulDescOpaque_t)) != 0);
-  CB(cublasLtMatmulDescSetAttribute(d2, CUBLASLT_MATMUL_DESC_FILL_MODE, &full, sizeof full));
-  print_differing_words("set and set back", d1, d2);
-  verdict("lt_bytes: set back to the default, the bytes are those of a fresh descriptor",
-          !memcmp(d1, d2, sizeof(cublasLtMatmulDescOpaque_t)));
-  /* each attribute id: which ones the bytes see (printed) */
-  printf("     descriptor attributes 0..39 that change its bytes when set to 1:");
-  for (int a = 0; a < 40; a++) {
-    cublasLtMatmulDesc_t t;
-    CB(cublasLtMatmulDescCreate(&t, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    unsigned char before[sizeof(cublasLtMatmulDescOpaque_t)];
-    memcpy(before, t, sizeof before);
-    uint64_t one = 1;
-    cublasStatus_t st = CUBLAS_STATUS_INVALID_VALUE;
-    for (size_t size = 8; size >= 4 && st != CUBLAS_STATUS_SUCCESS; size -= 4)
-      st = cublasLtMatmulDescSetAttribute(t, (cublasLtMatmulDescAttributes_t)a, &one, size);
-    if (st == CUBLAS_STATUS_SUCCESS) printf(" %d%s", a, memcmp(before, t, sizeof before) ? "" : "(same!)");
-    cublasLtMatmulDescDestroy(t);
-  }
-  printf("\n");
-  cublasLtMatrixLayout_t l1, l2;
-  CB(cublasLtMatrixLayoutCreate(&l1, CUDA_R_16BF, 512, 384, 512));
-  CB(cublasLtMatrixLayoutCreate(&l2, CUDA_R_16BF, 512, 384, 512));
-  verdict("lt_bytes: two layouts made alike have the same bytes",
-          !memcmp(l1, l2, sizeof(cublasLtMatrixLayoutOpaque_t)));
-  cublasLtMatrixLayoutDestroy(l1); cublasLtMatrixLayoutDestroy(l2);
-  cublasLtMatmulDescDestroy(d1); cublasLtMatmulDescDestroy(d2);
+  cublasLtMatmulDescDestroy(d1);
+  cublasLtMatmulDescDestroy(d2);
 
-  /* a PyTorch-style call: bf16 TN with a bias, served by our kernel */
   cublasLtHandle_t lt;
   CB(cublasLtCreate(&lt));
   void *A = dev_random_bf16(512 * 512), *B = dev_random_bf16(512 * 512),
        *C = dev_random_bf16(512 * 512), *bias = dev_random_bf16(512);
-  cublasLtMatmulDesc_t d = pytorch_desc(CUBLAS_OP_T, CUBLASLT_EPILOGUE_BIAS, bias);
   cublasLtMatrixLayout_t la, lb, lc;
   CB(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, 512, 512, 512));
   CB(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, 512, 512, 512));
   CB(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, 512, 512, 512));
   float alpha = 1.0f, beta = 0.0f;
-  uint64_t before = served(BF16);
+
+  /* a PyTorch-style call: bf16 TN with a bias, a fresh descriptor each
+   * time, served by our kernel once checked */
+  uint64_t before = served(BF16), fwd = lt_forwards();
   for (int i = 0; i < 8 && served(BF16) == before; i++) {
+    cublasLtMatmulDesc_t d = pytorch_desc(CUBLAS_OP_T, CUBLASLT_EPILOGUE_BIAS, bias);
     CB(cublasLtMatmul(lt, d, &alpha, A, la, B, lb, &beta, C, lc, C, lc, NULL, NULL, 0, 0));
     CU(cudaDeviceSynchronize());
+    cublasLtMatmulDescDestroy(d);
   }
-  printf("     lt_attribute forwards so far: %llu\n",
-         (unsigned long long)gs_tally_count("cublas", GS_R_LT_ATTRIBUTE));
-  verdict("lt_bytes: a PyTorch-style cuBLASLt bf16 TN bias call is served", served(BF16) > before);
+  verdict("lt_attrs: a PyTorch-style cuBLASLt bf16 TN bias call is served",
+          served(BF16) > before && lt_forwards() == fwd);
+
+  /* attributes the shim does not handle: each call forwards */
+  static const struct { cublasLtMatmulDescAttributes_t attr; const char *name; } unhandled[] = {
+    { CUBLASLT_MATMUL_DESC_FILL_MODE, "FILL_MODE" },
+    { CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, "D_OUT_SCALE_POINTER" },
+    { CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, "EMULATION_DESCRIPTOR" },
+    { CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE, "ALPHA_VECTOR_BATCH_STRIDE" },
+  };
+  for (size_t i = 0; i < sizeof unhandled / sizeof *unhandled; i++) {
+    cublasLtMatmulDesc_t d = pytorch_desc(CUBLAS_OP_T, CUBLASLT_EPILOGUE_BIAS, bias);
+    size_t size = 0, w;
+    unsigned char v[8] = { 0 };
+    CB(cublasLtMatmulDescGetAttribute(d, unhandled[i].attr, NULL, 0, &size));
+    CB(cublasLtMatmulDescGetAttribute(d, unhandled[i].attr, v, size, &w));
+    v[0] ^= 1;
+    cublasStatus_t set = cublasLtMatmulDescSetAttribute(d, unhandled[i].attr, v, size);
+    char what[160];
+    if (set != CUBLAS_STATUS_SUCCESS) {
+      snprintf(what, sizeof what, "lt_attrs: %s cannot be set here (status %d): nothing to check",
+               unhandled[i].name, (int)set);
+      printf("     %s\n", what);
+      cublasLtMatmulDescDestroy(d);
+      continue;
+    }
+    uint64_t f0 = lt_forwards(), s0 = served(BF16);
+    /* cuBLAS may refuse such a call: its status is the caller's */
+    cublasStatus_t st =
+        cublasLtMatmul(lt, d, &alpha, A, la, B, lb, &beta, C, lc, C, lc, NULL, NULL, 0, 0);
+    CU(cudaDeviceSynchronize());
+    (void)cudaGetLastError();
+    snprintf(what, sizeof what, "lt_attrs: %s set: forwarded with lt_attribute (cuBLAS status %d)",
+             unhandled[i].name, (int)st);
+    verdict(what, lt_forwards() == f0 + 1 && served(BF16) == s0);
+    cublasLtMatmulDescDestroy(d);
+  }
+  /* a batch count on A unlike D's */
+  {
+    cublasLtMatmulDesc_t d = pytorch_desc(CUBLAS_OP_T, CUBLASLT_EPILOGUE_BIAS, bias);
+    cublasLtMatrixLayout_t la2;
+    CB(cublasLtMatrixLayoutCreate(&la2, CUDA_R_16BF, 512, 512, 512));
+    int32_t two = 2;
+    CB(cublasLtMatrixLayoutSetAttribute(la2, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &two, sizeof two));
+    uint64_t f0 = lt_forwards();
+    (void)cublasLtMatmul(lt, d, &alpha, A, la2, B, lb, &beta, C, lc, C, lc, NULL, NULL, 0, 0);
+    CU(cudaDeviceSynchronize());
+    verdict("lt_attrs: a batch count of 2 on A with D's of 1 forwards", lt_forwards() == f0 + 1);
+    cublasLtMatrixLayoutDestroy(la2);
+    cublasLtMatmulDescDestroy(d);
+  }
   cublasLtMatrixLayoutDestroy(la); cublasLtMatrixLayoutDestroy(lb); cublasLtMatrixLayoutDestroy(lc);
-  cublasLtMatmulDescDestroy(d);
   cublasLtDestroy(lt);
   cudaFree(A); cudaFree(B); cudaFree(C); cudaFree(bias);
 }
 
-static const char *const phases[] = { "stale_error", "host_wait", "alpha_zero", "lt_bytes" };
+static const char *const phases[] = { "stale_error", "host_wait", "alpha_zero", "lt_attrs" };
 
 /* Each phase in a process of its own (this program again, with
  * GS_CHECK_ONLY naming the phase), started before this process touches
@@ -504,7 +536,7 @@ int main(void)
   if (!strcmp(only, "stale_error")) phase_stale_error(h, A, B, C0, C, R);
   if (!strcmp(only, "host_wait")) phase_host_wait(h, A, B, C0, C, R);
   if (!strcmp(only, "alpha_zero")) phase_alpha_zero(h);
-  if (!strcmp(only, "lt_bytes")) phase_lt_bytes();
+  if (!strcmp(only, "lt_attrs")) phase_lt_attrs();
   cublasDestroy_v2(h);
   cudaFree(A); cudaFree(B); cudaFree(C0); cudaFree(C); cudaFree(R);
   printf("check_reliability %s: %d passed, %d failed\n", only, checks - failures, failures);
