@@ -47,15 +47,13 @@ typedef struct helpers {
   cublasStatus_t (*layout_get)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
                                void *, size_t, size_t *);
   /* for the reference objects the attribute check compares against */
-  cublasStatus_t (*desc_create)(cublasLtMatmulDesc_t *, cublasComputeType_t, cudaDataType_t);
+  cublasStatus_t (*desc_init)(cublasLtMatmulDesc_t, size_t, cublasComputeType_t, cudaDataType_t);
   cublasStatus_t (*desc_set)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, const void *,
                              size_t);
-  cublasStatus_t (*desc_destroy)(cublasLtMatmulDesc_t);
-  cublasStatus_t (*layout_create)(cublasLtMatrixLayout_t *, cudaDataType, uint64_t, uint64_t,
-                                  int64_t);
+  cublasStatus_t (*layout_init)(cublasLtMatrixLayout_t, size_t, cudaDataType, uint64_t, uint64_t,
+                                int64_t);
   cublasStatus_t (*layout_set)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
                                const void *, size_t);
-  cublasStatus_t (*layout_destroy)(cublasLtMatrixLayout_t);
 } helpers;
 
 static void *real_fns[GS_N_ENTRIES];
@@ -82,12 +80,10 @@ static void bind_lib(gs_lib lib)
   } else {
     *(void **)&help.desc_get = gs_lib_sym(lib, "cublasLtMatmulDescGetAttribute");
     *(void **)&help.layout_get = gs_lib_sym(lib, "cublasLtMatrixLayoutGetAttribute");
-    *(void **)&help.desc_create = gs_lib_sym(lib, "cublasLtMatmulDescCreate");
+    *(void **)&help.desc_init = gs_lib_sym(lib, "cublasLtMatmulDescInit_internal");
     *(void **)&help.desc_set = gs_lib_sym(lib, "cublasLtMatmulDescSetAttribute");
-    *(void **)&help.desc_destroy = gs_lib_sym(lib, "cublasLtMatmulDescDestroy");
-    *(void **)&help.layout_create = gs_lib_sym(lib, "cublasLtMatrixLayoutCreate");
+    *(void **)&help.layout_init = gs_lib_sym(lib, "cublasLtMatrixLayoutInit_internal");
     *(void **)&help.layout_set = gs_lib_sym(lib, "cublasLtMatrixLayoutSetAttribute");
-    *(void **)&help.layout_destroy = gs_lib_sym(lib, "cublasLtMatrixLayoutDestroy");
   }
   lib_ok[lib] = 1;
 }
@@ -173,122 +169,96 @@ typedef struct lt_state {
   int32_t compute, transa, transb, pointer_mode, scale_type, sm_count, bias_type, batch;
   uint32_t epilogue, type[4];
   uint64_t rows[4], cols[4];
-  int64_t ld[4];
+  int64_t ld[4], batch_stride[4];
   const void *bias;
   const char *unhandled;           /* which object has an attribute off the whitelist */
 } lt_state;
 
-/* The attribute check. No API lists what a descriptor holds, and its bytes
- * cannot be compared with a reference's: cublasLtMatmulDescInit leaves
- * bytes it does not use as they were (a descriptor from Create holds heap
- * garbage there; two made alike differed on the H200). So every attribute
- * id the library answers for, 0 .. LT_ATTR_IDS - 1, is read through its
- * getter from the call's object and from a reference made with the call's
- * own construction values plus only the attributes the router handles:
- * any difference, an attribute a future cuBLAS adds included, forwards the
- * call (reason lt_attribute). */
-#define LT_ATTR_IDS 64
-#define LT_ATTR_MAX_BYTES 64
+/* The attribute check. No API lists what a descriptor holds, so its bytes
+ * are compared with a reference's: one made in storage of our own with the
+ * call's construction values (Init: compute and scale types; a layout's
+ * type, rows, cols and ld) plus only the attributes the router reads and
+ * decides on, copied from the call. Any other difference forwards the call
+ * (reason lt_attribute), so an attribute a later cuBLAS adds is never
+ * ignored.
+ *
+ * Not every byte can be compared: Init leaves the bytes it does not use as
+ * they were, so a descriptor from Create holds heap garbage there (two made
+ * alike differed on the H200; Init over 0x00- and 0xcc-filled storage
+ * differs in 59 of 256 bytes in cuBLASLt 13.0). Those bytes hold no
+ * attribute: an attribute's storage must be initialized by Init, or its
+ * getter would return garbage on a fresh descriptor; and in 13.0 setting
+ * each attribute id 0..38 changes only bytes Init writes (checked). So the
+ * comparison covers exactly the bytes Init writes in the library in use,
+ * found by running Init twice over storage filled with 0x00 and with 0xff:
+ * a newer library's attributes are then covered by its own Init. */
 
-/* Descriptor attributes the router reads and decides on (route.c,
- * math_rules.c): copied into the reference. */
-static const cublasLtMatmulDescAttributes_t desc_handled[] = {
-  CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_MATMUL_DESC_TRANSA, CUBLASLT_MATMUL_DESC_TRANSB,
-  CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-  CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-};
-/* Layout attributes besides the construction values: the batch count (the
- * router reads D's and forwards batches; A, B and C must agree with D) and
- * the batch stride, which means nothing for one matrix. */
-static const cublasLtMatrixLayoutAttribute_t layout_handled[] = {
-  CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-};
+/* What is copied into the references: the descriptor attributes the
+ * router reads and decides on (route.c, math_rules.c), and for a layout,
+ * besides its construction values, the batch count (the router reads D's
+ * and forwards batches: A, B and C must agree with D) and the batch
+ * stride, which means nothing for one matrix. */
 
-typedef cublasStatus_t (*attr_get_fn)(const void *obj, int attr, void *buf, size_t size,
-                                      size_t *written);
-
-/* Whether attribute `attr` reads the same from both objects. */
-static int same_attr(attr_get_fn get, const void *a, const void *b, int attr)
+/* Whether bytes a and b agree wherever Init wrote both i0 and i1 (the same
+ * Init over storage filled with 0x00 and 0xff: a byte Init does not write
+ * differs between them). */
+static int same_where_written(const void *a, const void *b, const void *i0, const void *i1,
+                              size_t size)
 {
-  size_t sa = 0, sb = 0;
-  int ha = get(a, attr, NULL, 0, &sa) == CUBLAS_STATUS_SUCCESS;
-  int hb = get(b, attr, NULL, 0, &sb) == CUBLAS_STATUS_SUCCESS;
-  if (ha != hb || sa != sb) return 0;
-  if (!ha) return 1;   /* neither knows the id */
-  if (sa > LT_ATTR_MAX_BYTES) return 0;
-  unsigned char va[LT_ATTR_MAX_BYTES], vb[LT_ATTR_MAX_BYTES];
-  size_t w;
-  return get(a, attr, va, sa, &w) == CUBLAS_STATUS_SUCCESS &&
-         get(b, attr, vb, sb, &w) == CUBLAS_STATUS_SUCCESS && !memcmp(va, vb, sa);
-}
-
-static int all_same(attr_get_fn get, const void *a, const void *b)
-{
-  for (int attr = 0; attr < LT_ATTR_IDS; attr++)
-    if (!same_attr(get, a, b, attr)) return 0;
+  const unsigned char *x = a, *y = b, *z = i0, *o = i1;
+  for (size_t i = 0; i < size; i++)
+    if (z[i] == o[i] && x[i] != y[i]) return 0;
   return 1;
-}
-
-static cublasStatus_t desc_get_any(const void *d, int attr, void *buf, size_t size, size_t *w)
-{
-  return help.desc_get((cublasLtMatmulDesc_t)d, (cublasLtMatmulDescAttributes_t)attr, buf, size, w);
-}
-
-static cublasStatus_t layout_get_any(const void *l, int attr, void *buf, size_t size, size_t *w)
-{
-  return help.layout_get((cublasLtMatrixLayout_t)l, (cublasLtMatrixLayoutAttribute_t)attr, buf,
-                         size, w);
-}
-
-/* Copy attribute `attr` from one object into another through set. */
-static int copy_attr(attr_get_fn get, const void *from,
-                     cublasStatus_t (*set)(void *, int, const void *, size_t), void *to, int attr)
-{
-  size_t size = 0, w;
-  unsigned char v[LT_ATTR_MAX_BYTES];
-  return get(from, attr, NULL, 0, &size) == CUBLAS_STATUS_SUCCESS && size <= sizeof v &&
-         get(from, attr, v, size, &w) == CUBLAS_STATUS_SUCCESS &&
-         set(to, attr, v, size) == CUBLAS_STATUS_SUCCESS;
-}
-
-static cublasStatus_t desc_set_any(void *d, int attr, const void *v, size_t size)
-{
-  return help.desc_set((cublasLtMatmulDesc_t)d, (cublasLtMatmulDescAttributes_t)attr, v, size);
-}
-
-static cublasStatus_t layout_set_any(void *l, int attr, const void *v, size_t size)
-{
-  return help.layout_set((cublasLtMatrixLayout_t)l, (cublasLtMatrixLayoutAttribute_t)attr, v, size);
 }
 
 static int desc_is_plain(cublasLtMatmulDesc_t desc, const lt_state *s)
 {
-  cublasLtMatmulDesc_t ref;
-  if (help.desc_create(&ref, (cublasComputeType_t)s->compute, (cudaDataType_t)s->scale_type) !=
-      CUBLAS_STATUS_SUCCESS)
+  cublasLtMatmulDescOpaque_t ref, fill0, fill1;
+  memset(&ref, 0, sizeof ref);
+  memset(&fill0, 0, sizeof fill0);
+  memset(&fill1, 0xff, sizeof fill1);
+  cublasComputeType_t compute = (cublasComputeType_t)s->compute;
+  cudaDataType_t scale = (cudaDataType_t)s->scale_type;
+  if (help.desc_init(&ref, sizeof ref, compute, scale) != CUBLAS_STATUS_SUCCESS ||
+      help.desc_init(&fill0, sizeof fill0, compute, scale) != CUBLAS_STATUS_SUCCESS ||
+      help.desc_init(&fill1, sizeof fill1, compute, scale) != CUBLAS_STATUS_SUCCESS)
     return 0;
-  int ok = 1;
-  for (size_t i = 0; ok && i < sizeof desc_handled / sizeof *desc_handled; i++)
-    ok = copy_attr(desc_get_any, desc, desc_set_any, ref, (int)desc_handled[i]);
-  ok = ok && all_same(desc_get_any, desc, ref);
-  help.desc_destroy(ref);
-  return ok;
+  /* the handled attributes, as lt_read read them from the call */
+  const struct { cublasLtMatmulDescAttributes_t attr; const void *v; size_t size; } handled[] = {
+    { CUBLASLT_MATMUL_DESC_POINTER_MODE, &s->pointer_mode, sizeof s->pointer_mode },
+    { CUBLASLT_MATMUL_DESC_TRANSA, &s->transa, sizeof s->transa },
+    { CUBLASLT_MATMUL_DESC_TRANSB, &s->transb, sizeof s->transb },
+    { CUBLASLT_MATMUL_DESC_EPILOGUE, &s->epilogue, sizeof s->epilogue },
+    { CUBLASLT_MATMUL_DESC_BIAS_POINTER, &s->bias, sizeof s->bias },
+    { CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &s->sm_count, sizeof s->sm_count },
+    { CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &s->bias_type, sizeof s->bias_type },
+  };
+  for (size_t i = 0; i < sizeof handled / sizeof *handled; i++)
+    if (help.desc_set(&ref, handled[i].attr, handled[i].v, handled[i].size) != CUBLAS_STATUS_SUCCESS)
+      return 0;
+  return same_where_written(desc, &ref, &fill0, &fill1, sizeof ref);
 }
 
 static int layout_is_plain(cublasLtMatrixLayout_t lay, const lt_state *s, int i)
 {
-  cublasLtMatrixLayout_t ref;
-  if (help.layout_create(&ref, (cudaDataType)s->type[i], s->rows[i], s->cols[i], s->ld[i]) !=
-      CUBLAS_STATUS_SUCCESS)
+  cublasLtMatrixLayoutOpaque_t ref, fill0, fill1;
+  memset(&ref, 0, sizeof ref);
+  memset(&fill0, 0, sizeof fill0);
+  memset(&fill1, 0xff, sizeof fill1);
+  cudaDataType type = (cudaDataType)s->type[i];
+  if (help.layout_init(&ref, sizeof ref, type, s->rows[i], s->cols[i], s->ld[i]) != CUBLAS_STATUS_SUCCESS ||
+      help.layout_init(&fill0, sizeof fill0, type, s->rows[i], s->cols[i], s->ld[i]) !=
+          CUBLAS_STATUS_SUCCESS ||
+      help.layout_init(&fill1, sizeof fill1, type, s->rows[i], s->cols[i], s->ld[i]) !=
+          CUBLAS_STATUS_SUCCESS)
     return 0;
   int32_t batch = s->batch;
-  int ok = help.layout_set(ref, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch) ==
-           CUBLAS_STATUS_SUCCESS;
-  for (size_t k = 0; ok && k < sizeof layout_handled / sizeof *layout_handled; k++)
-    ok = copy_attr(layout_get_any, lay, layout_set_any, ref, (int)layout_handled[k]);
-  ok = ok && all_same(layout_get_any, lay, ref);
-  help.layout_destroy(ref);
-  return ok;
+  if (help.layout_set(&ref, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch) !=
+          CUBLAS_STATUS_SUCCESS ||
+      help.layout_set(&ref, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &s->batch_stride[i],
+                      sizeof s->batch_stride[i]) != CUBLAS_STATUS_SUCCESS)
+    return 0;
+  return same_where_written(lay, &ref, &fill0, &fill1, sizeof ref);
 }
 
 /* NULL when the descriptor and every layout hold only what the router
@@ -297,8 +267,7 @@ static const char *lt_unhandled(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_
                                 const lt_state *s)
 {
   static const char *const names[4] = { "layout A", "layout B", "layout C", "layout D" };
-  if (!help.desc_create || !help.desc_set || !help.desc_destroy || !help.layout_create ||
-      !help.layout_set || !help.layout_destroy)
+  if (!help.desc_init || !help.desc_set || !help.layout_init || !help.layout_set)
     return "no reference objects";
   if (!desc_is_plain(desc, s)) return "descriptor";
   for (int i = 0; i < 4; i++)
@@ -306,7 +275,7 @@ static const char *lt_unhandled(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_
   return NULL;
 }
 
-/* Read it all through the library's getters (about 40 calls). */
+/* Read it all through the library's getters (about 30 calls). */
 static void lt_read(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4], lt_state *s)
 {
   size_t written;
@@ -320,15 +289,15 @@ static void lt_read(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t lay[4], lt
            DESC_GET(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, s->epilogue) &&
            DESC_GET(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, s->pointer_mode) &&
            DESC_GET(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, s->scale_type) &&
-           DESC_GET(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, s->sm_count);
-  if (ok && (s->epilogue & CUBLASLT_EPILOGUE_BIAS))
-    ok = DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, s->bias) &&
-         DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, s->bias_type);
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, s->sm_count) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, s->bias) &&
+           DESC_GET(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, s->bias_type);
   for (int i = 0; ok && i < 4; i++)
     ok = LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_TYPE, s->type[i]) &&
          LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_ROWS, s->rows[i]) &&
          LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_COLS, s->cols[i]) &&
-         LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_LD, s->ld[i]);
+         LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_LD, s->ld[i]) &&
+         LAYOUT_GET(lay[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, s->batch_stride[i]);
   ok = ok && LAYOUT_GET(lay[3], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, s->batch);
   s->ok = ok;
 }

@@ -95,18 +95,33 @@ cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 }
 size_t cublasLtGetVersion(void) { return 130099; }
 
-cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
-                                        cudaDataType_t scale)
+/* Init writes every byte an attribute lives in, and leaves the rest (the
+ * real one leaves 59 of its 256 bytes) as they were. */
+cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t d, size_t size,
+                                               cublasComputeType_t compute, cudaDataType_t scale)
 {
-  fake_desc *o = calloc(1, sizeof *o);
+  if (size < sizeof(fake_desc)) return CUBLAS_STATUS_INVALID_VALUE;
+  fake_desc *o = (fake_desc *)d;
+  memset(o->bytes, 0, attr_offset(N_ATTR));
   set_i32(o, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute);
   set_i32(o, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
   set_i32(o, CUBLASLT_MATMUL_DESC_FILL_MODE, CUBLAS_FILL_MODE_FULL);
   set_i32(o, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DEFAULT);
   set_i32(o, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1);
   set_i32(o, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, -1);
-  *d = (cublasLtMatmulDesc_t)o;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Create: malloc and Init, as the real one does; the bytes Init leaves are
+ * heap garbage (made visible here). */
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
+                                        cudaDataType_t scale)
+{
+  static unsigned char garbage;
+  fake_desc *o = malloc(sizeof *o);
+  memset(o, ++garbage, sizeof *o);
+  *d = (cublasLtMatmulDesc_t)o;
+  return cublasLtMatmulDescInit_internal(*d, sizeof *o, compute, scale);
 }
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) { free(d); return 0; }
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
@@ -122,17 +137,30 @@ cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
   return get_attr((const fake_desc *)d, a, buf, size, written);
 }
 
-cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
-                                          uint64_t rows, uint64_t cols, int64_t ld)
+cublasStatus_t cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t l, size_t size,
+                                                 cudaDataType type, uint64_t rows, uint64_t cols,
+                                                 int64_t ld)
 {
-  fake_layout *o = calloc(1, sizeof(cublasLtMatrixLayoutOpaque_t));
+  if (size < sizeof(cublasLtMatrixLayoutOpaque_t)) return CUBLAS_STATUS_INVALID_VALUE;
+  fake_layout *o = (fake_layout *)l;
+  memset(o, 0, sizeof *o);
   o->type = (uint32_t)type;
   o->rows = rows;
   o->cols = cols;
   o->ld = ld;
   o->batch_count = 1;
-  *l = (cublasLtMatrixLayout_t)o;
   return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
+                                          uint64_t rows, uint64_t cols, int64_t ld)
+{
+  static unsigned char garbage;
+  void *o = malloc(sizeof(cublasLtMatrixLayoutOpaque_t));
+  memset(o, ++garbage, sizeof(cublasLtMatrixLayoutOpaque_t));
+  *l = (cublasLtMatrixLayout_t)o;
+  return cublasLtMatrixLayoutInit_internal(*l, sizeof(cublasLtMatrixLayoutOpaque_t), type, rows,
+                                           cols, ld);
 }
 cublasStatus_t cublasLtMatrixLayoutDestroy(const cublasLtMatrixLayout_t l) { free(l); return 0; }
 cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t l,
