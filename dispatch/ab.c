@@ -35,8 +35,22 @@
 
 /* ---- the A/B log ----------------------------------------------------------- */
 
-static int ab_fd = -1;
-static pthread_once_t ab_fd_once = PTHREAD_ONCE_INIT;
+static void register_ab_after_fork(void);
+
+/* Opened on the first row; a forked child closes the parent's and opens
+ * its own (its %p path) on its first row. */
+static int ab_fd = -1, ab_opened;
+static pthread_mutex_t ab_fd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void ab_after_fork(void)
+{
+  if (ab_fd >= 0) close(ab_fd);
+  ab_fd = -1;
+  ab_opened = 0;
+  pthread_mutex_init(&ab_fd_lock, NULL);
+}
+
+static void register_ab_after_fork(void) { pthread_atfork(NULL, NULL, ab_after_fork); }
 
 static void ab_open(void)
 {
@@ -59,13 +73,21 @@ static void ab_open(void)
 /* One row, one write: several processes may append to one file. */
 static void ab_write(const char *row, int len)
 {
-  pthread_once(&ab_fd_once, ab_open);
-  if (ab_fd < 0) return;
+  static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+  pthread_once(&atfork_once, register_ab_after_fork);
+  pthread_mutex_lock(&ab_fd_lock);
+  if (!ab_opened) {
+    ab_open();
+    ab_opened = 1;
+  }
+  int fd = ab_fd;
+  pthread_mutex_unlock(&ab_fd_lock);
+  if (fd < 0) return;
   char line[1024];
   if (len >= (int)sizeof line - 1) return;
   memcpy(line, row, (size_t)len);
   line[len] = '\n';
-  if (write(ab_fd, line, (size_t)len + 1) < 0) {}
+  if (write(fd, line, (size_t)len + 1) < 0) {}
 }
 
 static void record(const gs_gemm *g, const gs_variant *v, const char *mode, double ours_us,
@@ -196,11 +218,11 @@ int gs_ab_compare(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *stat
   gs_relaxed r;
   gs_relax(&r);
   void *scratch = NULL;
-  int ready = 0;
-  if (pthread_mutex_trylock(&ctx->lock) == 0) {
-    ready = gs_ctx_make_resources(ctx) == 0;
-    pthread_mutex_unlock(&ctx->lock);
-  }
+  /* A/B mode may wait: for the lock the self-check holds briefly, too (the
+   * self-check never takes ab_lock, so the order cannot deadlock) */
+  pthread_mutex_lock(&ctx->lock);
+  int ready = gs_ctx_make_resources(ctx) == 0;
+  pthread_mutex_unlock(&ctx->lock);
   ready = ready && make_events(ctx) == 0 && gs_scratch_get(ctx, lay.total, s, &scratch) == 0;
   if (!ready) {
     gs_unrelax(&r);

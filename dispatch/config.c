@@ -97,10 +97,10 @@ int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size)
   return 0;
 }
 
-/* A path with %p expanded. */
-static void read_expanded(gs_getenv_fn get, const char *name, char *out, FILE *warn, int *bad)
+/* A path with %p expanded; tmpl keeps it as given. */
+static void read_expanded(gs_getenv_fn get, const char *name, char *out, char *tmpl, FILE *warn,
+                          int *bad)
 {
-  char tmpl[GS_PATH_MAX];
   out[0] = '\0';
   read_path(get, name, tmpl, warn, bad);
   if (tmpl[0] && gs_expand_path(tmpl, (long)getpid(), out, GS_PATH_MAX) != 0) {
@@ -153,8 +153,8 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
    * complain about. */
   const char *emu = get("CUBLAS_EMULATE_SINGLE_PRECISION");
   cfg->emulate_single = emu && atoi(emu) == 1;
-  read_expanded(get, "GEMMSHIM_LOG", cfg->log_path, warn, &bad);
-  read_expanded(get, "GEMMSHIM_AB_LOG", cfg->ab_log_path, warn, &bad);
+  read_expanded(get, "GEMMSHIM_LOG", cfg->log_path, cfg->log_template, warn, &bad);
+  read_expanded(get, "GEMMSHIM_AB_LOG", cfg->ab_log_path, cfg->ab_log_template, warn, &bad);
   if (cfg->ab_every && !cfg->ab_log_path[0] && warn)
     fprintf(warn, "gemmshim: GEMMSHIM_AB is set without GEMMSHIM_AB_LOG: comparisons run, "
                   "only the summary log (GEMMSHIM_LOG) will count them\n");
@@ -188,4 +188,19 @@ void gs_config_reload(void)
 {
   gs_config();
   gs_config_parse(&process_config, plain_getenv, stderr);
+}
+
+void gs_config_after_fork(void)
+{
+  if (!atomic_load_explicit(&config_ready, memory_order_acquire)) return;
+  long pid = (long)getpid();
+  /* the same templates expanded before, so they fit (the pid's length may
+   * differ: a path that no longer fits turns the log off) */
+  if (process_config.log_template[0] &&
+      gs_expand_path(process_config.log_template, pid, process_config.log_path, GS_PATH_MAX) != 0)
+    process_config.log_path[0] = '\0';
+  if (process_config.ab_log_template[0] &&
+      gs_expand_path(process_config.ab_log_template, pid, process_config.ab_log_path,
+                     GS_PATH_MAX) != 0)
+    process_config.ab_log_path[0] = '\0';
 }

@@ -26,6 +26,8 @@ typedef struct gs_config_t {
   char test_break[64];  /* GEMMSHIM_TEST_BREAK=kernel: perturb its results
                            (tests of the self-check only) */
   char log_path[GS_PATH_MAX];        /* GEMMSHIM_LOG, %p expanded; "" = off */
+  char log_template[GS_PATH_MAX];    /* GEMMSHIM_LOG as given (for a forked child) */
+  char ab_log_template[GS_PATH_MAX]; /* GEMMSHIM_AB_LOG as given */
   char cublas_lib[GS_PATH_MAX];      /* GEMMSHIM_CUBLAS_LIB */
   char cublaslt_lib[GS_PATH_MAX];    /* GEMMSHIM_CUBLASLT_LIB */
 } gs_config_t;
@@ -46,5 +48,9 @@ const gs_config_t *gs_config(void);
 
 /* Parse the environment again (tests only: not safe while calls run). */
 void gs_config_reload(void);
+
+/* In the child of a fork (one thread): expand %p in the log paths again,
+ * with the child's process id, so that its rows go to a file of its own. */
+void gs_config_after_fork(void);
 
 #endif

@@ -326,6 +326,26 @@ typedef struct lt_cache {
 } lt_cache;
 
 static __thread lt_cache *thread_lt_cache;
+static pthread_key_t lt_cache_key;
+static pthread_once_t lt_cache_key_once = PTHREAD_ONCE_INIT;
+
+/* At the thread's end. A cuBLASLt call from a later destructor of the same
+ * thread makes a new cache (and sets the key again). */
+static void free_lt_cache(void *c)
+{
+  if (thread_lt_cache == c) thread_lt_cache = NULL;
+  free(c);
+}
+
+static void make_lt_cache_key(void) { pthread_key_create(&lt_cache_key, free_lt_cache); }
+
+static lt_cache *new_lt_cache(void)
+{
+  pthread_once(&lt_cache_key_once, make_lt_cache_key);
+  lt_cache *c = calloc(1, sizeof *c);
+  if (c) pthread_setspecific(lt_cache_key, c);
+  return c;
+}
 
 static int snapshot_matches(const lt_snapshot *w, cublasLtMatmulDesc_t desc,
                             cublasLtMatrixLayout_t lay[4])
@@ -342,7 +362,7 @@ static const lt_state *lt_lookup(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout
 {
   lt_cache *c = thread_lt_cache;
   *hit = 0;
-  if (!c) c = thread_lt_cache = calloc(1, sizeof *c);   /* once per thread */
+  if (!c) c = thread_lt_cache = new_lt_cache();   /* once per thread */
   if (!c) {
     lt_read(desc, lay, scratch);
     if (scratch->ok) scratch->unhandled = lt_unhandled(desc, lay, scratch);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cublas_api.h>
@@ -525,6 +527,48 @@ static void test_ab_shadow_gives_cublas_bits_and_scratch_goes_back(void **s)
   assert_int_equal(fake_stats.bad_pointers + fake_stats.dead_uses, 0);
 }
 
+/* A forked child's A/B rows go to its own %p file, not the parent's. */
+static int ab_rows_in(long pid)
+{
+  char path[64];
+  snprintf(path, sizeof path, "/tmp/gs-test-ab.%ld.csv", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char line[1024];
+  int rows = 0;
+  while (fgets(line, sizeof line, f)) rows += strncmp(line, "time_s,", 7) != 0;
+  fclose(f);
+  unlink(path);
+  return rows;
+}
+
+static void test_forked_child_writes_its_own_ab_log(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_AB", "1", 1);
+  setenv("GEMMSHIM_AB_LOG", "/tmp/gs-test-ab.%p.csv", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  until_served(&p);   /* the check, then one compared call: one row */
+  fflush(NULL);
+  pid_t kid = fork();
+  assert_true(kid >= 0);
+  if (kid == 0) {
+    gs_decision d;
+    memcpy(p.C, p.h_C0, sizeof p.h_C0);
+    int st = call(blas_call(&p), &d);
+    fake_cuda_run();
+    _exit(st == CUBLAS_STATUS_SUCCESS && d.reason == GS_R_AB_COMPARED ? 0 : 1);
+  }
+  int status;
+  assert_int_equal(waitpid(kid, &status, 0), kid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(ab_rows_in((long)getpid()), 1);
+  assert_int_equal(ab_rows_in((long)kid), 1);
+  unsetenv("GEMMSHIM_AB_LOG");
+}
+
 /* ---- item 7: scratch from a private pool ------------------------------------ */
 
 static void test_scratch_comes_from_the_pool_not_cudamalloc(void **s)
@@ -601,6 +645,7 @@ int main(void)
     cmocka_unit_test_setup(test_refusal_in_ab_mode_affects_that_call_only, setup),
     cmocka_unit_test_setup(test_ab_failure_after_enqueue_into_c_never_runs_cublas_there, setup),
     cmocka_unit_test_setup(test_ab_shadow_gives_cublas_bits_and_scratch_goes_back, setup),
+    cmocka_unit_test_setup(test_forked_child_writes_its_own_ab_log, setup),
     cmocka_unit_test_setup(test_scratch_comes_from_the_pool_not_cudamalloc, setup),
     cmocka_unit_test_setup(test_pool_refusal_is_remembered, setup),
     cmocka_unit_test(test_no_gpu_cause_names_what_is_missing),

@@ -5,6 +5,8 @@
  * exits non-zero on the first failure; the parent then reads the log. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -48,6 +50,17 @@ static const char *fake_path(const char *name)
   snprintf(path_buf, sizeof path_buf, "%s/%s", getenv("GS_FAKE_DIR"), name);
   return path_buf;
 }
+
+/* Where the SIGTERM tests' application handler leaves its marks (made
+ * once, before any fork, so the handler itself only opens it). */
+static char marker_path[4200];
+static const char *fake_path_static_marker(void)
+{
+  if (!marker_path[0]) snprintf(marker_path, sizeof marker_path, "%s/handler-calls.txt", getenv("GS_FAKE_DIR"));
+  return marker_path;
+}
+
+static char *read_file(const char *path);
 
 /* The shim first, global, as LD_PRELOAD puts it; then the fakes. */
 static libs load(int fake_mode)
@@ -685,6 +698,342 @@ static void test_route_off_observes_only(void **state)
   assert_true(!strncmp(log, header, strlen(header)));
 }
 
+/* ---- the shim's bookkeeping (issue 16) ------------------------------------ */
+
+/* Run fn in a child; returns its raw wait status (the child may die by a
+ * signal or exit non-zero on purpose). */
+static int run_child_status(child_fn fn, const char *const *env, pid_t *pid_out)
+{
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTERM };
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
+    for (const char *const *e = env; e && *e; e++) putenv((char *)*e);
+    fn();
+    exit(0);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  *pid_out = pid;
+  return status;
+}
+
+/* Rows of a log for the given k (the tests give each purpose its own k),
+ * summed over every row of the file, and how many headers it has. */
+static long rows_with_k(const char *log, int k, int *headers)
+{
+  long total = 0;
+  *headers = 0;
+  char want[32];
+  snprintf(want, sizeof want, ",128,128,%d,1,", k);
+  for (const char *line = log; line && *line;) {
+    const char *end = strchr(line, '\n');
+    if (!strncmp(line, "pid,", 4)) (*headers)++;
+    const char *hit = strstr(line, want);
+    if (hit && (!end || hit < end)) {
+      /* count is the 15th field */
+      const char *f = line;
+      for (int i = 0; i < 14 && f; i++) f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+      if (f) total += strtol(f, NULL, 10);
+    }
+    line = end ? end + 1 : NULL;
+  }
+  return total;
+}
+
+static void sgemm_calls(const libs *L, int k, int calls)
+{
+  cublasHandle_t h = make_handle(L);
+  float one = 1.0f;
+  sgemm_fn f = (sgemm_fn)shim_sym(L, "cublasSgemm_v2");
+  for (int i = 0; i < calls; i++)
+    CHECK(!f(h, CUBLAS_OP_N, CUBLAS_OP_N, 128, 128, k, &one, P(1), 128, P(2), k, &one, P(3), 128));
+}
+
+/* One short-lived thread per request, each making a cuBLASLt call: the
+ * per-thread descriptor cache must go with the thread. */
+static libs churn_libs;
+static void *one_lt_call(void *arg)
+{
+  (void)arg;
+  float one = 1.0f;
+  ltmatmul_fn lt = (ltmatmul_fn)shim_sym(&churn_libs, "cublasLtMatmul");
+  lt_objs o = make_lt(&churn_libs, CUDA_R_32F, 128, 128, 64, 1, 0);
+  lt(NULL, o.desc, &one, P(1), o.a, P(2), o.b, &one, P(3), o.c, P(4), o.d, NULL, NULL, 0, NULL);
+  /* the test's own objects go too: only the shim's part is measured */
+  cublasStatus_t (*desc_destroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*lay_destroy)(cublasLtMatrixLayout_t);
+  *(void **)&desc_destroy = dlsym(churn_libs.lt, "cublasLtMatmulDescDestroy");
+  *(void **)&lay_destroy = dlsym(churn_libs.lt, "cublasLtMatrixLayoutDestroy");
+  desc_destroy(o.desc);
+  lay_destroy(o.a); lay_destroy(o.b); lay_destroy(o.c); lay_destroy(o.d);
+  return NULL;
+}
+
+static void churn(int threads)
+{
+  for (int i = 0; i < threads; i++) {
+    pthread_t t;
+    CHECK(!pthread_create(&t, NULL, one_lt_call, NULL));
+    CHECK(!pthread_join(t, NULL));
+  }
+}
+
+static void child_thread_churn(void)
+{
+  churn_libs = load(RTLD_LOCAL);
+  churn(200);   /* warm: thread stacks and arenas reach their steady state */
+  size_t before = mallinfo2().uordblks;
+  churn(4000);
+  size_t after = mallinfo2().uordblks;
+  fprintf(stderr, "heap in use: %zu -> %zu bytes over 4000 threads\n", before, after);
+  /* the cache is ~11 kB a thread: 46 MB if it leaked */
+  CHECK(after < before + (1u << 20));
+}
+
+static void test_thread_churn_frees_each_threads_descriptor_cache(void **state)
+{
+  (void)state;
+  unsetenv("GEMMSHIM_LOG");
+  run_child(child_thread_churn, NULL);
+}
+
+/* A forked child writes its own %p log with its own rows; the parent's log
+ * holds only the parent's. */
+static void child_forks(void)
+{
+  libs L = load(RTLD_LOCAL);
+  sgemm_calls(&L, 16, 3);            /* before the fork: the parent's */
+  fflush(NULL);
+  pid_t kid = fork();
+  CHECK(kid >= 0);
+  if (kid == 0) {
+    sgemm_calls(&L, 32, 5);          /* the child's own */
+    char path[64];
+    snprintf(path, sizeof path, "%ld", (long)getpid());
+    exit(0);
+  }
+  sgemm_calls(&L, 48, 7);
+  int st;
+  CHECK(waitpid(kid, &st, 0) == kid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  FILE *f = fopen(fake_path("kid.pid"), "w");   /* for the parent test to find it */
+  CHECK(f);
+  fprintf(f, "%ld\n", (long)kid);
+  fclose(f);
+}
+
+static void test_forked_child_writes_its_own_log(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_forks, NULL);
+  FILE *f = fopen(fake_path("kid.pid"), "r");
+  assert_non_null(f);
+  long kid = 0;
+  assert_int_equal(fscanf(f, "%ld", &kid), 1);
+  fclose(f);
+  unlink(fake_path("kid.pid"));
+  int headers;
+  char *parent = read_log(pid);
+  assert_non_null(parent);
+  static char parent_copy[1 << 16];
+  snprintf(parent_copy, sizeof parent_copy, "%s", parent);
+  assert_int_equal(rows_with_k(parent_copy, 16, &headers), 3);
+  assert_int_equal(headers, 1);
+  assert_int_equal(rows_with_k(parent_copy, 48, &headers), 7);
+  assert_int_equal(rows_with_k(parent_copy, 32, &headers), 0);   /* not the child's */
+  char *child = read_log((pid_t)kid);
+  assert_non_null(child);
+  assert_int_equal(rows_with_k(child, 32, &headers), 5);
+  assert_int_equal(headers, 1);
+  assert_int_equal(rows_with_k(child, 16, &headers), 0);         /* nor the parent's */
+}
+
+/* SIGTERM: the log is written once, and the process ends as it would have
+ * without the shim. */
+static void child_sigterm_default(void)
+{
+  libs L = load(RTLD_LOCAL);
+  sgemm_calls(&L, 16, 4);
+  raise(SIGTERM);
+  _exit(5);   /* not reached: SIGTERM's default action ends the process */
+}
+
+static void test_sigterm_writes_the_log_and_still_kills(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid;
+  int st = run_child_status(child_sigterm_default, NULL, &pid);
+  assert_true(WIFSIGNALED(st));
+  assert_int_equal(WTERMSIG(st), SIGTERM);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  int headers;
+  assert_int_equal(rows_with_k(log, 16, &headers), 4);
+  assert_int_equal(headers, 1);
+}
+
+static volatile sig_atomic_t app_handler_calls;
+static void app_handler_exits(int sig)
+{
+  (void)sig;
+  app_handler_calls++;
+  /* a marker the parent counts: one line per call of this handler */
+  int fd = open(fake_path_static_marker(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd >= 0) { if (write(fd, "h\n", 2) < 0) {} close(fd); }
+  exit(3);
+}
+
+static void child_sigterm_app_exits(void)
+{
+  signal(SIGTERM, app_handler_exits);   /* before the first GEMM */
+  libs L = load(RTLD_LOCAL);
+  sgemm_calls(&L, 16, 6);
+  raise(SIGTERM);
+  _exit(5);
+}
+
+static void test_sigterm_chains_to_the_apps_handler_once(void **state)
+{
+  (void)state;
+  set_log_env();
+  unlink(fake_path_static_marker());
+  pid_t pid;
+  int st = run_child_status(child_sigterm_app_exits, NULL, &pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 3);    /* the app's handler ran and exited */
+  char *marker = read_file(fake_path_static_marker());
+  assert_non_null(marker);
+  assert_string_equal(marker, "h\n");     /* once */
+  unlink(fake_path_static_marker());
+  char *log = read_log(pid);
+  assert_non_null(log);
+  int headers;
+  assert_int_equal(rows_with_k(log, 16, &headers), 6);   /* written once, not again by exit() */
+  assert_int_equal(headers, 1);
+}
+
+static void app_handler_returns(int sig)
+{
+  (void)sig;
+  app_handler_calls++;
+}
+
+/* The app survives SIGTERM (its handler returns) and goes on calling: the
+ * rows written at the signal are not written again, the later calls are
+ * written at exit. */
+static void child_sigterm_survived(void)
+{
+  signal(SIGTERM, app_handler_returns);
+  libs L = load(RTLD_LOCAL);
+  sgemm_calls(&L, 16, 2);
+  raise(SIGTERM);
+  CHECK(app_handler_calls == 1);
+  sgemm_calls(&L, 16, 3);
+  sgemm_calls(&L, 32, 1);
+}
+
+static void test_sigterm_survived_counts_every_call_once(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_sigterm_survived, NULL);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  int headers;
+  assert_int_equal(rows_with_k(log, 16, &headers), 5);
+  assert_int_equal(headers, 1);
+  assert_int_equal(rows_with_k(log, 32, &headers), 1);
+}
+
+/* SIGTERM while another thread is inside a GEMM call: no deadlock, the log
+ * holds what was counted, the process dies by the signal. */
+static libs slow_libs;
+static void *slow_call(void *arg)
+{
+  (void)arg;
+  float one = 1.0f;
+  gemmex_fn f = (gemmex_fn)shim_sym(&slow_libs, "cublasGemmEx");
+  cublasHandle_t h = make_handle(&slow_libs);
+  for (;;)
+    f(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, P(1), CUDA_R_32F, 8, P(2), CUDA_R_32F, 8, &one,
+      P(3), CUDA_R_32F, 8, CUBLAS_COMPUTE_32F, (cublasGemmAlgo_t)FAKE_ALGO_SLOW);
+  return NULL;
+}
+
+static void child_sigterm_during_call(void)
+{
+  slow_libs = load(RTLD_LOCAL);
+  sgemm_calls(&slow_libs, 16, 9);
+  pthread_t t;
+  CHECK(!pthread_create(&t, NULL, slow_call, NULL));
+  usleep(100000);   /* the other thread is inside the fake's 300 ms call */
+  kill(getpid(), SIGTERM);
+  for (;;) pause();
+}
+
+static void test_sigterm_during_a_call_on_another_thread(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid;
+  alarm(20);   /* a deadlock fails the test instead of hanging it */
+  int st = run_child_status(child_sigterm_during_call, NULL, &pid);
+  alarm(0);
+  assert_true(WIFSIGNALED(st));
+  assert_int_equal(WTERMSIG(st), SIGTERM);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  int headers;
+  assert_int_equal(rows_with_k(log, 16, &headers), 9);
+  assert_int_equal(headers, 1);
+}
+
+static void child_quick_exit(void)
+{
+  libs L = load(RTLD_LOCAL);
+  sgemm_calls(&L, 16, 2);
+  quick_exit(4);
+}
+
+static void test_quick_exit_writes_the_log(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid;
+  int st = run_child_status(child_quick_exit, NULL, &pid);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 4);
+  char *log = read_log(pid);
+  assert_non_null(log);
+  int headers;
+  assert_int_equal(rows_with_k(log, 16, &headers), 2);
+}
+
+/* A program that ignores SIGTERM keeps ignoring it. */
+static void child_sigterm_ignored(void)
+{
+  signal(SIGTERM, SIG_IGN);
+  libs L = load(RTLD_LOCAL);
+  sgemm_calls(&L, 16, 1);
+  raise(SIGTERM);
+  struct sigaction now;
+  sigaction(SIGTERM, NULL, &now);
+  CHECK(now.sa_handler == SIG_IGN);
+}
+
+static void test_ignored_sigterm_stays_ignored(void **state)
+{
+  (void)state;
+  set_log_env();
+  pid_t pid = run_child(child_sigterm_ignored, NULL);
+  char *log = read_log(pid);
+  assert_non_null(log);
+}
+
 /* stderr of the child, captured to a file the parent reads. */
 static char err_path[512];
 
@@ -792,6 +1141,14 @@ int main(void)
     cmocka_unit_test(test_route_off_observes_only),
     cmocka_unit_test(test_lt_descriptor_changes_are_seen),
     cmocka_unit_test(test_every_unhandled_lt_attribute_forwards),
+    cmocka_unit_test(test_thread_churn_frees_each_threads_descriptor_cache),
+    cmocka_unit_test(test_forked_child_writes_its_own_log),
+    cmocka_unit_test(test_sigterm_writes_the_log_and_still_kills),
+    cmocka_unit_test(test_sigterm_chains_to_the_apps_handler_once),
+    cmocka_unit_test(test_sigterm_survived_counts_every_call_once),
+    cmocka_unit_test(test_sigterm_during_a_call_on_another_thread),
+    cmocka_unit_test(test_quick_exit_writes_the_log),
+    cmocka_unit_test(test_ignored_sigterm_stays_ignored),
     cmocka_unit_test(test_verbose_names_the_library_once),
     cmocka_unit_test(test_two_copies_warn_once),
   };

@@ -110,6 +110,46 @@ static void test_threads_merge_into_one_row(void **s)
   assert_int_equal(gs_tally_count(NULL, -1), 2 * THREADS * PER_THREAD);
 }
 
+/* A GEMM called from a thread-exit destructor that runs after the shim's
+ * own (its key made later): the thread's table was released, and another
+ * thread may have claimed it. Every call must still be counted, exactly. */
+#define WAVES 8
+#define WAVE_THREADS 16
+#define CALLS 2000
+static pthread_key_t late_key;
+
+static void late_calls(void *arg)
+{
+  (void)arg;
+  gs_gemm a = call(4096, 4096, 4096);
+  for (int i = 0; i < CALLS; i++) gs_tally_add(&a, &forwarded);
+}
+
+static void *count_then_exit(void *arg)
+{
+  (void)arg;
+  gs_gemm a = call(4096, 4096, 4096);
+  for (int i = 0; i < CALLS; i++) gs_tally_add(&a, &forwarded);
+  pthread_setspecific(late_key, (void *)1);
+  return NULL;
+}
+
+static void test_calls_from_thread_exit_destructors_are_all_counted(void **s)
+{
+  (void)s;
+  gs_gemm a = call(4096, 4096, 4096);
+  gs_tally_add(&a, &forwarded);   /* the shim's thread key exists first */
+  assert_int_equal(pthread_key_create(&late_key, late_calls), 0);
+  for (int w = 0; w < WAVES; w++) {
+    pthread_t t[WAVE_THREADS];
+    for (int i = 0; i < WAVE_THREADS; i++)
+      assert_int_equal(pthread_create(&t[i], NULL, count_then_exit, NULL), 0);
+    for (int i = 0; i < WAVE_THREADS; i++) pthread_join(t[i], NULL);
+  }
+  pthread_key_delete(late_key);
+  assert_int_equal(gs_tally_count(NULL, -1), 1 + (uint64_t)WAVES * WAVE_THREADS * 2 * CALLS);
+}
+
 static void test_distinct_rows_overflow_is_counted(void **s)
 {
   (void)s;
@@ -140,18 +180,29 @@ static void test_log_file_appends_without_second_header(void **s)
   gs_gemm a = call(128, 128, 128);
   gs_tally_add(&a, &forwarded);
   assert_int_equal(gs_tally_flush_log(), 0);
-  assert_int_equal(gs_tally_flush_log(), 0);     /* a second process, say */
+  assert_int_equal(gs_tally_flush_log(), 0);     /* nothing new: nothing written */
+  gs_tally_add(&a, &forwarded);
+  gs_tally_add(&a, &forwarded);
+  assert_int_equal(gs_tally_flush_log(), 0);     /* what came since, once */
   FILE *f = fopen(path, "r");
   assert_non_null(f);
   char line[256];
   int headers = 0, rows = 0;
+  long counted = 0;
   while (fgets(line, sizeof line, f)) {
-    if (!strncmp(line, "pid,", 4)) headers++;
-    else rows++;
+    if (!strncmp(line, "pid,", 4)) {
+      headers++;
+    } else {
+      rows++;
+      const char *c = line;
+      for (int i = 0; i < 14; i++) c = strchr(c, ',') + 1;
+      counted += strtol(c, NULL, 10);
+    }
   }
   fclose(f);
   assert_int_equal(headers, 1);
   assert_int_equal(rows, 2);
+  assert_int_equal(counted, 3);
   unlink(path);
   gs_tally_reset();   /* nothing left for the exit flush */
 }
@@ -161,6 +212,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup(test_rows_and_counts, reset),
     cmocka_unit_test_setup(test_threads_merge_into_one_row, reset),
+    cmocka_unit_test_setup(test_calls_from_thread_exit_destructors_are_all_counted, reset),
     cmocka_unit_test_setup(test_distinct_rows_overflow_is_counted, reset),
     cmocka_unit_test_setup(test_log_file_appends_without_second_header, reset),
   };

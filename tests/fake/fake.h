@@ -59,6 +59,10 @@ typedef struct fake_call {
  * inside itself, as the real libcublas does. */
 #define FAKE_ALGO_NESTED_LT 4242
 
+/* An algo value that makes the fake cublasGemmEx take 300 ms before it
+ * returns: a call in flight on one thread while another thread acts. */
+#define FAKE_ALGO_SLOW 4243
+
 /* The fakes' own controls (exported by both fake libraries, each for its
  * own calls): look them up with dlsym on the fake's handle. */
 typedef int (*fake_record_fn)(const char *name, const uint64_t *w, int n);

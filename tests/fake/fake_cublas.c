@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "fake_common.h"
 
@@ -58,6 +59,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                             cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
                             cublasGemmAlgo_t algo)
 {
+  if ((int)algo == FAKE_ALGO_SLOW) usleep(300000);
   if ((int)algo == FAKE_ALGO_NESTED_LT) {
     /* Like libcublas: an internal call through the PLT to cublasLtMatmul. */
     cublasStatus_t st = cublasLtMatmul(NULL, NULL, alpha, A, NULL, B, NULL, beta, C, NULL, C,
