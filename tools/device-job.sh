@@ -3,6 +3,8 @@
 # checks, then the benchmark; a short table last, full logs and CSVs under
 # $OUT (default ./device-out). Takes the build folder (default build).
 #   bash tools/device-job.sh [BUILDDIR]
+#   GS_CHECKS="check_ab reset_under_shim"   only these checks (by name)
+#   GS_NO_BENCH=1                           no benchmark
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -13,6 +15,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noh
 summary=()
 run_check() {
   local name=$1; shift
+  if [ -n "${GS_CHECKS:-}" ] && ! printf ' %s ' "$GS_CHECKS" | grep -q " $name "; then return; fi
   local t0=$SECONDS
   timeout "${GS_CHECK_TIMEOUT:-300}" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
@@ -27,6 +30,7 @@ run_check train_under_shim tests/gpu/train_under_shim.sh
 run_check ab_train tests/gpu/ab_train.sh
 run_check ddp_under_shim tests/gpu/ddp_under_shim.sh
 run_check train_curve tests/gpu/train_curve.sh
+run_check reset_under_shim tests/gpu/reset_under_shim.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done

@@ -525,6 +525,7 @@ static void out_of_class_stays_strict(cublasHandle_t h)
    * NN call: its self-check (the caller gets cuBLAS's result). Count the next. */
   CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 48, &alpha, p.A, 256, p.B, 48, &beta,
                     p.C, 256));
+  CU(cudaDeviceSynchronize());   /* the check's verdict is read by the next call */
   uint64_t before = served(), simt = gs_tally_count("sgemm_simt", GS_R_ROUTED);
   CB(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 256, 48, &alpha, p.A, 256, p.B, 48, &beta,
                     p.C, 256));
