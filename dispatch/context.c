@@ -18,7 +18,7 @@ static gs_ctx *find(uint64_t id)
   return NULL;
 }
 
-gs_ctx *gs_ctx_of(uint64_t id, int device)
+gs_ctx *gs_ctx_of(uint64_t id, int device, void *handle)
 {
   gs_ctx *c = find(id);
   if (c) return c;
@@ -29,6 +29,7 @@ gs_ctx *gs_ctx_of(uint64_t id, int device)
     if (c) {
       c->id = id;
       c->device = device;
+      c->handle = handle;
       pthread_mutex_init(&c->lock, NULL);
       pthread_mutex_init(&c->ab_lock, NULL);
       atomic_store_explicit(&table[next_slot++ % GS_MAX_CONTEXTS], c, memory_order_release);

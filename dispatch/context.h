@@ -38,6 +38,8 @@ typedef enum gs_check_state {
 typedef struct gs_ctx {
   uint64_t id;         /* cuCtxGetId */
   int device;
+  void *handle;        /* the CUcontext (for the loader thread to make current) */
+  atomic_int kernels;  /* our kernels in this context: loader.c */
   atomic_uchar disabled[GS_MAX_VARIANTS];
   atomic_uchar check[GS_MAX_VARIANTS][GS_CHECK_KEYS];   /* gs_check_state */
 
@@ -63,7 +65,7 @@ typedef struct gs_ctx {
  * still hold it). NULL only when it cannot be allocated. When more than
  * GS_MAX_CONTEXTS identities have been seen, the oldest entry is forgotten
  * (its context is most likely gone; if not, it starts over). */
-gs_ctx *gs_ctx_of(uint64_t id, int device);
+gs_ctx *gs_ctx_of(uint64_t id, int device, void *handle);
 
 /* Forget every context (tests; the child after fork keeps the parent's). */
 void gs_ctx_forget_all(void);

@@ -1,5 +1,5 @@
-/* A routed call, in order: route, first-use check or A/B comparison,
- * launch, tally. */
+/* A routed call, in order: route, our kernels loaded (else forward), the
+ * first-use check or an A/B comparison, launch, tally. */
 #include "dispatch.h"
 
 #include <cublas_api.h>
@@ -7,6 +7,7 @@
 #include "ab.h"
 #include "gpu.h"
 #include "launch.h"
+#include "loader.h"
 #include "selfcheck.h"
 #include "tally.h"
 
@@ -46,7 +47,13 @@ int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
     return 0;
   }
   gs_kernel_args a = gs_kernel_args_of(g, d);
-  int served = serve(g, d, &a, status);
+  int served = 0;
+  if (gs_kernels_ready(d->ctx)) {
+    served = serve(g, d, &a, status);
+  } else {
+    d->reason = GS_R_LOADING;
+    d->variant = NULL;
+  }
   gs_gpu_leave(&e);
   if (served) gs_tally_add(g, d);
   return served;

@@ -136,6 +136,18 @@ void gs_gpu_leave(gs_gpu_entered *e)
   }
 }
 
+int gs_gpu_push(void *cu_ctx)
+{
+  if (!drv_ready() || !cu_ctx) return -1;
+  return drv.ctx_push((CUcontext)cu_ctx) == CUDA_SUCCESS ? 0 : -1;
+}
+
+void gs_gpu_pop(void)
+{
+  CUcontext popped;
+  if (drv.ok) drv.ctx_pop(&popped);
+}
+
 int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
 {
   gs_gpu_entered e;
@@ -150,7 +162,7 @@ int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
   gs_gpu_leave(&e);
   if (rc != 0) return -1;
   out->ctx_id = id;
-  out->ctx = gs_ctx_of(id, (int)dev);
+  out->ctx = gs_ctx_of(id, (int)dev, ctx);
   return out->ctx ? 0 : -1;
 }
 

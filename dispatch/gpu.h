@@ -35,6 +35,11 @@ typedef struct gs_gpu_entered { void *previous; int pushed; } gs_gpu_entered;
 int gs_gpu_enter(void *stream, gs_gpu_entered *e);
 void gs_gpu_leave(gs_gpu_entered *e);
 
+/* Make a context (a CUcontext) current on this thread, and pop it again
+ * (the loader thread). 0 on success. */
+int gs_gpu_push(void *cu_ctx);
+void gs_gpu_pop(void);
+
 /* Why the shim's runtime has no GPU, in words, from what it found:
  * count_error (a cudaError_t, with the runtime's text for it) and count
  * from cudaGetDeviceCount, the driver's CUDA version (0: no driver

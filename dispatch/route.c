@@ -35,6 +35,7 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_SM_COUNT] = "sm_count_target",
   [GS_R_DISABLED] = "disabled",
   [GS_R_LAUNCH_FAILED] = "launch_failed",
+  [GS_R_LOADING] = "loading",
   [GS_R_UNCHECKED] = "unchecked",
   [GS_R_CHECKING] = "checking",
   [GS_R_SELFCHECK] = "selfcheck",

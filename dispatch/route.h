@@ -40,6 +40,9 @@ typedef enum gs_reason {
                             mismatch, launch failure) */
   GS_R_LAUNCH_FAILED,    /* our launch failed before anything was enqueued:
                             this call forwarded, the kernel disabled */
+  GS_R_LOADING,          /* routed, but our kernels are still being loaded
+                            into this context (by a thread of the shim's:
+                            a load may wait for the whole device) */
   GS_R_UNCHECKED,        /* routed, but the kernel's first-use self-check
                             could not start (the stream is capturing, no
                             scratch or verdict slot): forwarded */

@@ -32,6 +32,7 @@ static const gs_variant sgemm_simt = {
   .selfcheck_tol = 1e-5,
   .launch = gs_sgemm_simt_launch,
   .path_of = gs_sgemm_simt_path,
+  .preload = gs_sgemm_simt_preload,
 };
 
 /* Shapes at >= 1.02x cuBLAS in both sweeps of bench/shapes/bf16_llm.txt
@@ -74,6 +75,7 @@ static const gs_variant gemm_bf16_wgmma_persistent = {
   /* BF16 output: ours and cuBLAS round differently (~2e-3 apart). */
   .selfcheck_tol = 1e-2,
   .launch = gs_gemm_bf16_wgmma_persistent_launch,
+  .preload = gs_gemm_bf16_wgmma_persistent_preload,
 };
 
 /* FP32 on the tensor cores (3xTF32 with FP32 accumulation of K-chunks):
@@ -112,6 +114,7 @@ static const gs_variant gemm_f32_3xtf32 = {
    * leaves room and catches a lost cross term (~1e-4, TF32 level). */
   .selfcheck_tol = 1e-5,
   .launch = gs_gemm_f32_3xtf32_launch,
+  .preload = gs_gemm_f32_3xtf32_preload,
 };
 
 const gs_variant *const gs_variants[] = { &gemm_f32_3xtf32, &sgemm_simt,

@@ -57,6 +57,9 @@ typedef struct gs_variant {
    * picks), 0 .. GS_CHECK_PATHS - 1; NULL: one path. Each path is
    * self-checked on its own. */
   int (*path_of)(const gs_kernel_args *a);
+  /* Loads the launcher's kernels into the current context (NULL: nothing
+   * to load); run by the loader thread, never on a call path. */
+  int (*preload)(void);
 } gs_variant;
 
 extern const gs_variant *const gs_variants[];

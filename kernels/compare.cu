@@ -93,6 +93,19 @@ __global__ void __launch_bounds__(THREADS) final_kernel(const Acc *partials, int
 
 }  // namespace gs_cmp
 
+extern "C" int gs_compare_preload(void)
+{
+  using namespace gs_cmp;
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, partial_kernel<float>) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, partial_kernel<__nv_bfloat16>) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, final_kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return 0;
+}
+
 extern "C" size_t gs_compare_scratch_bytes(void)
 {
   return sizeof(gs_cmp::Acc) * gs_cmp::BLOCKS;

@@ -19,6 +19,10 @@ typedef struct gs_compare_result {
   double mismatched_nonfinite;  /* count of elements finite in one, not the other */
 } gs_compare_result;
 
+/* Load the compare kernels into the current context (CUDA loads them
+ * lazily, and a load may wait for the whole device). 0 on success. */
+int gs_compare_preload(void);
+
 /* Scratch the launcher needs for its partial results, in bytes. */
 size_t gs_compare_scratch_bytes(void);
 

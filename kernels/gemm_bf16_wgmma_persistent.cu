@@ -590,7 +590,9 @@ static int encode_2d(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, co
 static constexpr int kMaxDevices = 64;
 static std::atomic<int> sm_count_of[kMaxDevices];     /* 0: not read yet */
 static std::atomic<uint64_t> attr_ctx[kMaxDevices];
+#if GS_BF16P_CLUSTER == 2
 static std::atomic<int> max_clusters_of[kMaxDevices]; /* 0: not read yet, -1: none fit */
+#endif
 
 template <typename F>
 static int set_smem_attr(F *kernel) {
@@ -657,6 +659,26 @@ static int device_setup(int dev, uint64_t ctx_id, int *sms, int *max_clusters) {
 }  // namespace gs_bf16_wgmma_persistent
 
 using namespace gs_bf16_wgmma_persistent;
+
+template <typename F>
+static int load_kernel(F *kernel) {
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess) return 1;
+  (void)cudaGetLastError();
+  return 0;
+}
+
+extern "C" int gs_gemm_bf16_wgmma_persistent_preload(void) {
+  int ok = load_kernel(gemm_bf16_persistent_kernel<1, LAY_TN>) &&
+           load_kernel(gemm_bf16_persistent_kernel<1, LAY_NN>) &&
+           load_kernel(gemm_bf16_persistent_kernel<1, LAY_NT>);
+#if GS_BF16P_CLUSTER == 2
+  ok = ok && load_kernel(gemm_bf16_persistent_kernel<2, LAY_TN>) &&
+       load_kernel(gemm_bf16_persistent_kernel<2, LAY_NN>) &&
+       load_kernel(gemm_bf16_persistent_kernel<2, LAY_NT>);
+#endif
+  return ok ? 0 : -1;
+}
 
 extern "C" int gs_gemm_bf16_wgmma_persistent_supports(int64_t m, int64_t n, int64_t k,
                                                       int trans_a, int trans_b, const void *A,

@@ -80,6 +80,10 @@ int gs_gemm_bf16_wgmma_persistent_supports(int64_t m, int64_t n, int64_t k, int 
  * by one CTA in a fixed k order; the same inputs give the same bits. */
 gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args *a);
 
+/* Load every kernel of the launcher into the current context (CUDA loads
+ * them lazily, and a load may wait for the whole device). 0 on success. */
+int gs_gemm_bf16_wgmma_persistent_preload(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1572,6 +1572,24 @@ static cudaError_t ensure_attributes(int dev, uint64_t ctx_id) {
 
 using namespace gs_f32_3xtf32;
 
+extern "C" int gs_gemm_f32_3xtf32_preload(void) {
+#if GS_3XTF32_LAYOUTS
+  void (*const kernels[4])(CUtensorMap, CUtensorMap, Params) = {
+      gemm_f32_3xtf32_kernel<LAY_TN>, gemm_f32_3xtf32_kernel<LAY_NN>,
+      gemm_f32_3xtf32_kernel<LAY_NT>, gemm_f32_3xtf32_kernel<LAY_TT>};
+#else
+  void (*const kernels[1])(CUtensorMap, CUtensorMap, Params) = {gemm_f32_3xtf32_tn_kernel};
+#endif
+  for (auto k : kernels) {
+    cudaFuncAttributes fa;
+    if (cudaFuncGetAttributes(&fa, k) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1;
+    }
+  }
+  return 0;
+}
+
 extern "C" int gs_gemm_f32_3xtf32_supports(int64_t m, int64_t n, int64_t k, int trans_a,
                                            int trans_b, const void *A, int64_t lda,
                                            const void *B, int64_t ldb, const void *C,

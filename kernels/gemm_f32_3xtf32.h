@@ -74,6 +74,10 @@ int gs_gemm_f32_3xtf32_supports(int64_t m, int64_t n, int64_t k, int trans_a, in
  * Deterministic: no atomics, no split-K; the same inputs give the same bits. */
 gs_kstatus gs_gemm_f32_3xtf32_launch(const gs_kernel_args *a);
 
+/* Load every kernel of the launcher into the current context (CUDA loads
+ * them lazily, and a load may wait for the whole device). 0 on success. */
+int gs_gemm_f32_3xtf32_preload(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -545,6 +545,19 @@ extern "C" gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a) {
   return gs_launch_end(0);
 }
 
+extern "C" int gs_sgemm_simt_preload(void) {
+  for (int w = 0; w < 2; ++w)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        cudaFuncAttributes fa;
+        if (cudaFuncGetAttributes(&fa, variants[w][ta][tb].fn) != cudaSuccess) {
+          (void)cudaGetLastError();
+          return -1;
+        }
+      }
+  return 0;
+}
+
 extern "C" int gs_sgemm_simt_path(const gs_kernel_args *a) {
   return use_wide(a->m, a->n, a->trans_a, a->trans_b);
 }

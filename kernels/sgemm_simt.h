@@ -42,6 +42,10 @@ gs_kstatus gs_sgemm_simt_launch(const gs_kernel_args *a);
  * 128 x 128 tile, 1 the wide tile. */
 int gs_sgemm_simt_path(const gs_kernel_args *a);
 
+/* Load every kernel of the launcher into the current context (CUDA loads
+ * them lazily, and a load may wait for the whole device). 0 on success. */
+int gs_sgemm_simt_preload(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "../dispatch/context.h"
 #include "../dispatch/dispatch.h"
 #include "../dispatch/health.h"
+#include "../dispatch/loader.h"
 #include "../dispatch/tally.h"
 #include "../kernels/gs_launch.h"
 #include "support/fake_cudart.h"
@@ -225,7 +227,38 @@ static void until_served(problem *p)
   fail_msg("the kernel never served (last reason %s)", gs_reason_name(d.reason));
 }
 
+/* Our kernels load into a context on a thread of the shim's: wait for
+ * that, as a program's first calls would (they forward meanwhile). */
+static void wait_loaded(void)
+{
+  gs_ctx *c = gs_ctx_of(fake_ctx_id(), 0, fake_ctx_handle());
+  for (int i = 0; i < 5000 && !gs_kernels_ready(c); i++) usleep(1000);
+  assert_true(gs_kernels_ready(c));
+}
+
 static int setup(void **s)
+{
+  (void)s;
+  fake_cuda_reset();
+  fake_ctx_make_current();
+  gs_ctx_forget_all();
+  fake_variant_preload = NULL;
+  gs_tally_reset();
+  stream = fake_stream_new();
+  pointer_mode = 0;
+  kernel_mode = RUN_OK;
+  ours_launched = cublas_calls = 0;
+  fake_variant_launch = test_launch;
+  setenv("GEMMSHIM_FORCE", "f32_test", 1);
+  unsetenv("GEMMSHIM_AB");
+  unsetenv("GEMMSHIM_AB_MODE");
+  gs_config_reload();
+  wait_loaded();
+  return 0;
+}
+
+/* Setup without waiting for the kernels to load. */
+static int setup_cold(void **s)
 {
   (void)s;
   fake_cuda_reset();
@@ -238,10 +271,78 @@ static int setup(void **s)
   ours_launched = cublas_calls = 0;
   fake_variant_launch = test_launch;
   setenv("GEMMSHIM_FORCE", "f32_test", 1);
-  unsetenv("GEMMSHIM_AB");
-  unsetenv("GEMMSHIM_AB_MODE");
   gs_config_reload();
   return 0;
+}
+
+/* ---- loading our kernels ------------------------------------------------------ */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_open, loads;
+
+/* A load that waits (for the device, really) until the test lets it go. */
+static int held_load(void)
+{
+  pthread_mutex_lock(&gate_lock);
+  loads++;
+  while (!gate_open) pthread_cond_wait(&gate_cond, &gate_lock);
+  pthread_mutex_unlock(&gate_lock);
+  return 0;
+}
+
+static void open_gate(void)
+{
+  pthread_mutex_lock(&gate_lock);
+  gate_open = 1;
+  pthread_cond_broadcast(&gate_cond);
+  pthread_mutex_unlock(&gate_lock);
+}
+
+static void test_kernels_load_on_a_thread_of_their_own(void **s)
+{
+  (void)s;
+  gate_open = 0;
+  loads = 0;
+  fake_variant_preload = held_load;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  gs_decision d;
+  int waits = fake_stats.host_waits;
+  for (int i = 0; i < 3; i++) {   /* the load is held: every call forwards, none waits */
+    memcpy(p.C, p.h_C0, sizeof p.h_C0);
+    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(d.reason, GS_R_LOADING);
+    fake_cuda_run();
+    assert_true(c_is(&p, 1));
+  }
+  assert_int_equal(fake_stats.host_waits, waits);
+  assert_int_equal(ours_launched, 0);
+  open_gate();
+  wait_loaded();
+  assert_int_equal(loads, 1);   /* one loader for the context */
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  fake_variant_preload = NULL;
+}
+
+static int failing_load(void) { return -1; }
+
+static void test_kernels_that_fail_to_load_are_disabled(void **s)
+{
+  (void)s;
+  fake_variant_preload = failing_load;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_LOADING);
+  gs_ctx *c = gs_ctx_of(fake_ctx_id(), 0, fake_ctx_handle());
+  for (int i = 0; i < 5000 && gs_variant_usable(&f32_variant, c); i++) usleep(1000);
+  assert_false(gs_variant_usable(&f32_variant, c));
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_DISABLED);
+  fake_variant_preload = NULL;
 }
 
 /* ---- item 1: judge a launch by its own result ------------------------------ */
@@ -428,6 +529,7 @@ static void test_device_reset_gets_a_fresh_check_and_no_dead_memory(void **s)
   problem q;
   make_problem(&q, 1.0f, 0.5f);
   stream = fake_stream_new();
+  wait_loaded();   /* the new context loads our kernels anew */
   gs_decision d;
   assert_int_equal(call(blas_call(&q), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_SELFCHECK);   /* checked again, on the new context */
@@ -632,6 +734,8 @@ static void test_no_gpu_cause_names_what_is_missing(void **s)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup(test_kernels_load_on_a_thread_of_their_own, setup_cold),
+    cmocka_unit_test_setup(test_kernels_that_fail_to_load_are_disabled, setup_cold),
     cmocka_unit_test_setup(test_stale_error_does_not_make_a_served_call_run_twice, setup),
     cmocka_unit_test_setup(test_first_launch_failing_forwards_and_disables, setup),
     cmocka_unit_test_setup(test_later_kernel_failing_returns_execution_failed_without_cublas, setup),

@@ -403,7 +403,7 @@ static void test_disabled_variant(void **s)
   (void)s;
   fake_gpu.device = 3;
   fake_gpu.ctx_id = 300;
-  gs_variant_disable(&f32_variant, gs_ctx_of(300, 3), "test");
+  gs_variant_disable(&f32_variant, gs_ctx_of(300, 3, NULL), "test");
   assert_int_equal(route(f32_call()), GS_R_DISABLED);
   fake_gpu.device = 2;     /* disabled on that context only */
   fake_gpu.ctx_id = 200;
@@ -418,7 +418,7 @@ static void test_disabled_on_a_context_not_its_successor(void **s)
   (void)s;
   fake_gpu.device = 4;
   fake_gpu.ctx_id = 400;
-  gs_variant_disable(&f32_variant, gs_ctx_of(400, 4), "test");
+  gs_variant_disable(&f32_variant, gs_ctx_of(400, 4, NULL), "test");
   assert_int_equal(route(f32_call()), GS_R_DISABLED);
   fake_gpu.ctx_id = 401;
   gs_gemm g = f32_call();
@@ -426,8 +426,8 @@ static void test_disabled_on_a_context_not_its_successor(void **s)
   assert_int_equal(d.reason, GS_R_ROUTED);
   assert_non_null(d.ctx);
   assert_true(d.ctx->id == 401);
-  assert_ptr_equal(d.ctx, gs_ctx_of(401, 4));
-  assert_ptr_not_equal(d.ctx, gs_ctx_of(400, 4));
+  assert_ptr_equal(d.ctx, gs_ctx_of(401, 4, NULL));
+  assert_ptr_not_equal(d.ctx, gs_ctx_of(400, 4, NULL));
 }
 
 static void test_reason_names(void **s)

@@ -320,6 +320,7 @@ int main(void)
   fill(A, (size_t)N * N, 1); fill(B, (size_t)N * N, 2); fill(C0, (size_t)N * N, 3);
   cublasHandle_t h;
   CB(cublasCreate_v2(&h));
+  if (!gs_check_wait_loaded()) return 1;
   phase_unchecked_capture(h);
   phase_selfcheck(h);
   phase_shadow(h);

@@ -666,6 +666,7 @@ int main(void)
   }
   cublasHandle_t h;
   CB(cublasCreate_v2(&h));
+  if (!gs_check_wait_loaded()) return 1;
   first_use(h);
   battery(h);
   forwarded_tail(h);

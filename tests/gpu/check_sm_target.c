@@ -283,6 +283,7 @@ int main(void)
   }
   cublasHandle_t h;
   CB(cublasCreate_v2(&h));
+  if (!gs_check_wait_loaded()) return 1;
   bf16_layout(h, 1, 0, "GemmEx bf16 TN");
   bf16_layout(h, 0, 0, "GemmEx bf16 NN");
   bf16_layout(h, 0, 1, "GemmEx bf16 NT");

@@ -7,6 +7,9 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include "../../dispatch/loader.h"
 
 #define CU(x)                                                                     \
   do {                                                                            \
@@ -25,5 +28,18 @@
       exit(1);                                                                    \
     }                                                                             \
   } while (0)
+
+/* Our kernels load into a context on a thread of the shim's, and calls
+ * forward (reason loading) until they are in: a check waits for that (at
+ * most 30 s) before it counts what its calls do. */
+static inline int gs_check_wait_loaded(void)
+{
+  for (int i = 0; i < 30000; i++) {
+    if (gs_kernels_ready_for(NULL) == 1) return 1;
+    usleep(1000);
+  }
+  fprintf(stderr, "the shim's kernels did not load within 30 s\n");
+  return 0;
+}
 
 #endif

@@ -19,9 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 512
 #define GUARD_MB 1536
+#define CALLS 16   /* per phase */
 
 #define CU(x)                                                                                 \
   do {                                                                                        \
@@ -102,6 +104,7 @@ static double run_calls(cublasHandle_t h, bufs *b, int calls, float alpha, float
     CU(cudaMemcpy(hD, b->C, bytes, cudaMemcpyDeviceToHost));
     double e = rel_err();
     if (!(e <= worst)) worst = e;
+    usleep(10000);   /* the shim loads its kernels on a thread of its own meanwhile */
   }
   return worst;
 }
@@ -122,8 +125,9 @@ int main(void)
   CB(cublasCreate(&h));
   bufs b = upload();
   printf("     before the reset: the program's inputs at %p %p %p\n", (void *)b.A, (void *)b.B, (void *)b.C);
-  double e1 = run_calls(h, &b, 4, alpha, beta);
-  printf("%s before the reset: 4 calls, worst relative error %.3g\n", e1 < 1e-5 ? "ok  " : "FAIL", e1);
+  double e1 = run_calls(h, &b, CALLS, alpha, beta);
+  printf("%s before the reset: %d calls, worst relative error %.3g\n", e1 < 1e-5 ? "ok  " : "FAIL",
+         CALLS, e1);
   fail |= !(e1 < 1e-5);
   CB(cublasDestroy(h));
   CU(cudaFree(b.A)); CU(cudaFree(b.B)); CU(cudaFree(b.C));
@@ -144,8 +148,9 @@ int main(void)
   }
   CU(cudaDeviceSynchronize());
   CB(cublasCreate(&h));
-  double e2 = run_calls(h, &b, 4, alpha, beta);
-  printf("%s after the reset: 4 calls, worst relative error %.3g\n", e2 < 1e-5 ? "ok  " : "FAIL", e2);
+  double e2 = run_calls(h, &b, CALLS, alpha, beta);
+  printf("%s after the reset: %d calls, worst relative error %.3g\n", e2 < 1e-5 ? "ok  " : "FAIL",
+         CALLS, e2);
   fail |= !(e2 < 1e-5);
   for (int g = 0; g < N_GUARDS; g++) {
     unsigned char *hg = malloc(guard_sizes[g]);

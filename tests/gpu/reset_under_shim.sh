@@ -27,12 +27,15 @@ for mode in selfcheck ab; do
   cat "$out/$mode.txt"
   cat "$out/log.$mode.csv" 2>/dev/null
   [ $rc -eq 0 ] || { echo "FAIL: under the shim ($mode) the program exited $rc"; fail=1; }
-  # 8 calls in all, every one logged
+  # 32 calls in all, every one logged
   logged=$(awk -F, 'NR > 1 && $1 != "pid" {s += $15} END {print s + 0}' "$out/log.$mode.csv" 2>/dev/null)
-  [ "$logged" = 8 ] || { echo "FAIL: ($mode) the log counts $logged calls, the program made 8"; fail=1; }
-  # our kernel served calls (the self-check makes the first of each context cuBLAS's)
+  [ "$logged" = 32 ] || { echo "FAIL: ($mode) the log counts $logged calls, the program made 32"; fail=1; }
+  # our kernel served calls in both contexts: the first calls of each
+  # forward while its kernels load and its first use is checked
   served=$(awk -F, '$13 == "sgemm_simt" {s += $15} END {print s + 0}' "$out/log.$mode.csv" 2>/dev/null)
-  [ "$served" -ge 4 ] || { echo "FAIL: ($mode) our kernel served $served calls, expected at least 4"; fail=1; }
+  [ "$served" -ge 20 ] || { echo "FAIL: ($mode) our kernel served $served calls, expected at least 20"; fail=1; }
+  checks=$(awk -F, '$14 == "selfcheck" {s += $15} END {print s + 0}' "$out/log.$mode.csv" 2>/dev/null)
+  [ "$checks" = 2 ] || { echo "FAIL: ($mode) $checks first-use self-checks, expected 2 (one per context)"; fail=1; }
 done
 [ $fail -eq 0 ] && echo "PASS: cudaDeviceReset between GEMMs, with the self-check and with A/B mode"
 rm -rf "$out"

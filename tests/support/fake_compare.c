@@ -48,6 +48,8 @@ static void compare(void *arg)
 
 size_t gs_compare_scratch_bytes(void) { return 1000; }
 
+int gs_compare_preload(void) { return 0; }
+
 int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref, int64_t ldr,
                int64_t m, int64_t n, void *partials, gs_compare_result *out, cudaStream_t stream)
 {

@@ -357,6 +357,8 @@ void fake_ctx_make_current(void)
 
 uint64_t fake_ctx_id(void) { return primary.id; }
 
+void *fake_ctx_handle(void) { return &primary; }
+
 void fake_cuda_reset_device(void)
 {
   LOCK();

@@ -46,6 +46,7 @@ void fake_cuda_no_device(cudaError_t error, int driver_version);
 /* The primary context of the device: current on this thread. */
 void fake_ctx_make_current(void);
 uint64_t fake_ctx_id(void);
+void *fake_ctx_handle(void);   /* its CUcontext */
 
 /* cudaDeviceReset as the application's runtime does it: the primary
  * context is destroyed with everything it owned, and comes back with a new

@@ -14,7 +14,7 @@ int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
   out->cc_minor = fake_gpu.cc_minor;
   out->sm_count = fake_gpu.sm_count;
   out->ctx_id = fake_gpu.ctx_id ? fake_gpu.ctx_id : 1 + (unsigned long long)fake_gpu.device;
-  out->ctx = gs_ctx_of(out->ctx_id, fake_gpu.device);
+  out->ctx = gs_ctx_of(out->ctx_id, fake_gpu.device, NULL);
   return 0;
 }
 

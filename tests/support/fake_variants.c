@@ -4,6 +4,9 @@
 #include <library_types.h>
 
 fake_launch_fn fake_variant_launch;
+int (*fake_variant_preload)(void);
+
+static int preload(void) { return fake_variant_preload ? fake_variant_preload() : 0; }
 
 #define LAUNCHER(variant)                                                            \
   static gs_kstatus launch_##variant(const gs_kernel_args *a)                        \
@@ -53,6 +56,7 @@ const gs_variant f32_variant = {
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
   .wins = f32_wins, .n_wins = 1, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
+  .preload = preload,
 };
 
 const gs_variant bf16_variant = {

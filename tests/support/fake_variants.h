@@ -30,4 +30,7 @@ extern int fake_opted_in, fake_opted_in_later;
 typedef gs_kstatus (*fake_launch_fn)(const gs_variant *v, const gs_kernel_args *a);
 extern fake_launch_fn fake_variant_launch;
 
+/* What f32_variant's preload does (NULL: loads at once). */
+extern int (*fake_variant_preload)(void);
+
 #endif
