@@ -39,7 +39,9 @@ typedef struct gs_ctx {
   uint64_t id;         /* cuCtxGetId */
   int device;
   void *handle;        /* the CUcontext (for the loader thread to make current) */
-  atomic_int kernels;  /* our kernels in this context: loader.c */
+  atomic_int kernels;  /* our kernels in this context (loader.c): 0 not
+                          loaded, 1 loading, 2 loaded, 3 failed; set with
+                          release once settled */
   atomic_uchar disabled[GS_MAX_VARIANTS];
   atomic_uchar check[GS_MAX_VARIANTS][GS_CHECK_KEYS];   /* gs_check_state */
 

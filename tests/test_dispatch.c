@@ -338,7 +338,10 @@ static void test_kernels_that_fail_to_load_are_disabled(void **s)
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_LOADING);
   gs_ctx *c = gs_ctx_of(fake_ctx_id(), 0, fake_ctx_handle());
-  for (int i = 0; i < 5000 && gs_variant_usable(&f32_variant, c); i++) usleep(1000);
+  /* the loader's verdict, settled (an acquire of its release) */
+  for (int i = 0; i < 5000 && atomic_load_explicit(&c->kernels, memory_order_acquire) < 2; i++)
+    usleep(1000);
+  assert_int_equal(atomic_load_explicit(&c->kernels, memory_order_acquire), 3);
   assert_false(gs_variant_usable(&f32_variant, c));
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_DISABLED);
