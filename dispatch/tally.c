@@ -507,6 +507,7 @@ __attribute__((destructor)) static void flush_at_exit(void)
  * quick_exit write the log too. */
 static void arm_exit_paths(void)
 {
+  gs_config();   /* parsed now: the handler may only read it */
   at_quick_exit(at_quick_exit_flush);
   if (sigaction(SIGTERM, NULL, &saved_term) != 0) return;
   if (!(saved_term.sa_flags & SA_SIGINFO) && saved_term.sa_handler == SIG_IGN) return;

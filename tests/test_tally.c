@@ -174,6 +174,7 @@ static void test_log_file_appends_without_second_header(void **s)
   snprintf(path, sizeof path, "/tmp/gs-tally-%ld.csv", (long)getpid());
   unlink(path);
   setenv("GEMMSHIM_LOG", path, 1);
+  gs_config_reload();
   assert_string_equal(gs_config()->log_path, path);
   assert_int_equal(gs_tally_flush_log(), 0);     /* nothing counted: no file */
   assert_int_equal(access(path, F_OK), -1);
