@@ -48,7 +48,7 @@ __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <typename T>
-__global__ void __launch_bounds__(THREADS) partial_kernel(const T *x, int64_t ldx, const T *ref,
+__global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, int64_t ldx, const T *ref,
                                                           int64_t ldr, int64_t m, int64_t n,
                                                           Acc *partials)
 {
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(THREADS) partial_kernel(const T *x, int64_t ld
   if (threadIdx.x == 0) partials[blockIdx.x] = r;
 }
 
-__global__ void __launch_bounds__(THREADS) final_kernel(const Acc *partials, int count,
+__global__ void __launch_bounds__(THREADS) gemmshim_compare_final(const Acc *partials, int count,
                                                         gs_compare_result *out)
 {
   Acc a = { 0, 0, 0, 0, 0 };
@@ -97,9 +97,9 @@ extern "C" int gs_compare_preload(void)
 {
   using namespace gs_cmp;
   cudaFuncAttributes fa;
-  if (cudaFuncGetAttributes(&fa, partial_kernel<float>) != cudaSuccess ||
-      cudaFuncGetAttributes(&fa, partial_kernel<__nv_bfloat16>) != cudaSuccess ||
-      cudaFuncGetAttributes(&fa, final_kernel) != cudaSuccess) {
+  if (cudaFuncGetAttributes(&fa, gemmshim_compare_partial<float>) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, gemmshim_compare_partial<__nv_bfloat16>) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, gemmshim_compare_final) != cudaSuccess) {
     (void)cudaGetLastError();
     return -1;
   }
@@ -118,13 +118,13 @@ extern "C" int gs_compare(gs_compare_type type, const void *x, int64_t ldx, cons
   using namespace gs_cmp;
   gs_launch_begin();
   if (type == GS_CMP_BF16)
-    partial_kernel<<<BLOCKS, THREADS, 0, stream>>>((const __nv_bfloat16 *)x, ldx,
+    gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const __nv_bfloat16 *)x, ldx,
                                                    (const __nv_bfloat16 *)ref, ldr, m, n,
                                                    (Acc *)partials);
   else
-    partial_kernel<<<BLOCKS, THREADS, 0, stream>>>((const float *)x, ldx, (const float *)ref, ldr,
+    gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const float *)x, ldx, (const float *)ref, ldr,
                                                    m, n, (Acc *)partials);
   if (gs_launch_end(0) != GS_K_OK) return -1;
-  final_kernel<<<1, THREADS, 0, stream>>>((const Acc *)partials, BLOCKS, out);
+  gemmshim_compare_final<<<1, THREADS, 0, stream>>>((const Acc *)partials, BLOCKS, out);
   return gs_launch_end(1) == GS_K_OK ? 0 : -1;
 }

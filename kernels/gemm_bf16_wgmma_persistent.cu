@@ -5,10 +5,10 @@
  *   TN (forward):     A stored k x m, B stored k x n (both contiguous along k);
  *   NN (input grad):  A stored m x k (contiguous along m), B stored k x n;
  *   NT (weight grad): A stored m x k, B stored n x k (contiguous along n).
- * Issue 5, stage 3 (persistent TN) and stage 2 (the NN and NT layouts).
+ * Design, contract, numbers and what was tried: kernels/gemm_bf16_wgmma_persistent.md.
  *
- * Technique (one per file: the persistent, store-overlapped variant of
- * gemm_bf16_wgmma.cu, whose main loop it keeps unchanged):
+ * Technique (one per file: the persistent, store-overlapped variant of the
+ * stage-1 kernel, dev/bf16_stage1/, whose main loop it keeps unchanged):
  *   - Persistent grid: min(tiles, SMs) CTAs, one per SM (227 KB of shared
  *     memory each). CTA b takes output tiles b, b + grid, b + 2*grid, ... of
  *     a grouped raster (GROUP_M tile rows of m per group, m fastest inside a
@@ -56,9 +56,6 @@
  *     the host and passed as __grid_constant__ kernel parameters: no device
  *     allocation, graph-capture safe. No atomics, no split-K: every output
  *     element is computed by one CTA in a fixed k order (deterministic).
- *   - Opt-in (-DGS_BF16P_CLUSTER=2, not the default, not yet run): clusters
- *     of 2 CTAs on vertically adjacent tiles sharing the B tile through TMA
- *     multicast (see the kernel's comment), used when tiles_m is even.
  *
  * Constraints (gs_gemm_bf16_wgmma_persistent_supports, see the .h): TN, NN
  * or NT (not TT); m % 128, n % 256, k % 64; 16-byte aligned pointers;
@@ -71,13 +68,7 @@
  * with a message naming the barrier (tag 100 + s: full[s], waited on by a
  * consumer; 200 + s: empty[s], waited on by the producer), parity, block and
  * thread.
- *
- * Bench alias: compiled with -DGS_BF16_PERSISTENT_AS_DEFAULT=1 this file
- * also exports gs_gemm_bf16_wgmma_launch / _supports as thin forwards to the
- * persistent launcher, so tools/gemmshim-bench (which calls those names) can
- * be built with this kernel in place of gemm_bf16_wgmma.cu
- * (BF16_SRC=kernels/gemm_bf16_wgmma_persistent.cu sh tools/build-bench.sh).
- * Never define it in the library build (the two objects would clash). */
+ */
 #if defined(GS_DEBUG_WAIT) && GS_DEBUG_WAIT && !defined(GS_SM90_BOUNDED_WAIT)
 #define GS_SM90_BOUNDED_WAIT 1
 #endif
@@ -101,61 +92,25 @@ namespace gs_bf16_wgmma_persistent {
 using namespace gs_sm90;
 typedef __nv_bfloat16 bf16;
 
-/* GS_BF16P_* macros exist only for tuning and diagnostic builds
- * (tools/build-bench.sh EXTRA_FLAGS); the library builds the defaults.
- * GS_BF16P_DIAG_SKIP_EPILOGUE=1 computes every tile but never writes D (a
- * runtime flag the compiler cannot see through keeps the math): it times the
- * persistent main loop alone, and of course fails every correctness check. */
-#ifndef GS_BF16P_GROUP_M
-#define GS_BF16P_GROUP_M 16
-#endif
-#ifndef GS_BF16P_STAGES
-#define GS_BF16P_STAGES 4
-#endif
-#ifndef GS_BF16P_EPI_N
-#define GS_BF16P_EPI_N 64
-#endif
-#ifndef GS_BF16P_EPI_BUFS
-#define GS_BF16P_EPI_BUFS 2
-#endif
-/* GS_BF16P_CLUSTER=2 builds the 2-CTA cluster variant (B tile multicast)
- * too and uses it whenever tiles_m is even; 1 (default) builds and uses the
- * plain persistent kernel only. Not measured yet: see the NOTES. */
-#ifndef GS_BF16P_CLUSTER
-#define GS_BF16P_CLUSTER 1
-#endif
-#if GS_BF16P_CLUSTER != 1 && GS_BF16P_CLUSTER != 2
-#error "GS_BF16P_CLUSTER is 1 or 2"
-#endif
-/* GS_BF16P_ZERO_ACC=1: zero the accumulators per tile instead of starting
- * each tile with scale-d off (only if the two ever differ in bits: see the
- * NOTES, bit-identity with the stage-1 kernel). */
-#ifndef GS_BF16P_ZERO_ACC
-#define GS_BF16P_ZERO_ACC 0
-#endif
-#ifndef GS_BF16P_DIAG_SKIP_EPILOGUE
-#define GS_BF16P_DIAG_SKIP_EPILOGUE 0
-#endif
-
 /* Tile configuration: constexpr data, not scattered literals. */
 struct Cfg {
   static constexpr int BM = 128, BN = 256, BK = 64;
-  static constexpr int STAGES = GS_BF16P_STAGES;
+  static constexpr int STAGES = 4;
   static constexpr int CONSUMERS = 2;                   /* consumer warpgroups */
   static constexpr int THREADS = 128 * (CONSUMERS + 1); /* + 1 producer warpgroup */
   static constexpr int WG_M = BM / CONSUMERS;           /* rows per consumer: 64 */
   static constexpr int WG_N = BN;                       /* wgmma N */
   static constexpr int ACC = WG_M * WG_N / 128;         /* FP32 accumulators per thread */
   static constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
-  static constexpr int GROUP_M = GS_BF16P_GROUP_M;
+  static constexpr int GROUP_M = 16;                    /* tile rows per raster group */
   static constexpr uint32_t A_STAGE_BYTES = BM * BK * 2, B_STAGE_BYTES = BN * BK * 2;
   static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
   static constexpr int CONSUMER_WARPS = CONSUMERS * 4; /* arrivals that free a stage */
   /* Epilogue: per consumer, subtiles of WG_M (m) x EPI_N (n) bf16, stored
    * m-contiguous with the 128-byte swizzle (a column of 64 bf16 is exactly
    * one 128-byte swizzle row), EPI_BUFS buffers in rotation. */
-  static constexpr int EPI_N = GS_BF16P_EPI_N;
-  static constexpr int EPI_BUFS = GS_BF16P_EPI_BUFS;
+  static constexpr int EPI_N = 64;   /* epilogue subtile columns */
+  static constexpr int EPI_BUFS = 2; /* staging buffers per consumer warpgroup */
   static constexpr int EPI_SUBTILES = BN / EPI_N;
   static constexpr uint32_t EPI_BUF_BYTES = WG_M * EPI_N * 2;
   /* The producer prefetches C into L2 this many k-tiles before a tile ends. */
@@ -204,7 +159,6 @@ struct Params {
   float alpha, beta;
   const float *alpha_dev, *beta_dev; /* non-NULL: read on the device */
   const bf16 *bias;
-  int diag_skip_epilogue; /* 0 except in the GS_BF16P_DIAG_SKIP_EPILOGUE build */
 };
 
 /* Operand layouts (cuBLAS column-major, op(A) op(B)). An operand is
@@ -342,30 +296,18 @@ __device__ __forceinline__ void epilogue_tile(const float (&acc)[Cfg::ACC], Smem
   }
 }
 
-/* CL = 1: plain persistent CTAs. CL = 2 (opt-in, GS_BF16P_CLUSTER=2): clusters
- * of two CTAs on vertically adjacent tiles (same n0, m0 and m0 + 128) that
- * share the B tile: each CTA loads its own A box and one half (128 rows) of
- * B, multicast to both CTAs, so each CTA reads 32 KB instead of 48 KB per
- * k-tile from L2. Each CTA's empty[s] then counts the consumer warps of both
- * CTAs (a peer's multicast may overwrite stage s only when both have
- * released it), and the producer waits for every stage to be released
- * before its CTA may exit (no remote arrival or multicast can then still
- * target this CTA's shared memory). */
-template <int CL, int LAY>
+template <int LAY>
 __global__ void __launch_bounds__(Cfg::THREADS, 1)
-    gemm_bf16_persistent_kernel(const __grid_constant__ CUtensorMap tmA,
-                                   const __grid_constant__ CUtensorMap tmB,
-                                   const __grid_constant__ CUtensorMap tmD,
-                                   const __grid_constant__ CUtensorMap tmC, const Params p) {
-  static_assert(CL == 1 || CL == 2, "clusters of 1 or 2 CTAs");
+    gemmshim_bf16_persistent_kernel(const __grid_constant__ CUtensorMap tmA,
+                                    const __grid_constant__ CUtensorMap tmB,
+                                    const __grid_constant__ CUtensorMap tmD,
+                                    const __grid_constant__ CUtensorMap tmC, const Params p) {
   static_assert(LAY == LAY_TN || LAY == LAY_NN || LAY == LAY_NT, "layouts TN, NN, NT");
   constexpr bool A_MN = Lay<LAY>::A_MN, B_MN = Lay<LAY>::B_MN;
-  static_assert(Cfg::BM % MN_BOX == 0 && Cfg::BN % (MN_BOX * CL) == 0 && Cfg::BK == 64,
-                "MN-major tiles are whole 64 x 64 boxes, B split evenly over the cluster");
-  static_assert(Cfg::GROUP_M % CL == 0, "a raster group holds whole clusters");
+  static_assert(Cfg::BM % MN_BOX == 0 && Cfg::BN % MN_BOX == 0 && Cfg::BK == 64,
+                "MN-major tiles are whole 64 x 64 boxes");
   extern __shared__ unsigned char smem_raw[];
-  /* Align the shared-space offset (not just the generic pointer) to 1024.
-   * The same offset in every CTA of a cluster (same kernel, same layout). */
+  /* Align the shared-space offset (not just the generic pointer) to 1024. */
   const uint32_t pad = (1024u - (smem_u32(smem_raw) & 1023u)) & 1023u;
   Smem &sm = *reinterpret_cast<Smem *>(smem_raw + pad);
 
@@ -373,7 +315,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
 #pragma unroll
     for (int s = 0; s < Cfg::STAGES; ++s) {
       mbar_init(&sm.full[s], 1);
-      mbar_init(&sm.empty[s], Cfg::CONSUMER_WARPS * CL);
+      mbar_init(&sm.empty[s], Cfg::CONSUMER_WARPS);
     }
     fence_mbarrier_init();
     fence_proxy_async_smem();
@@ -382,16 +324,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     prefetch_tensormap(&tmD);
   }
   __syncthreads();
-  /* CL = 2: the peer's barriers are initialized before anyone arrives on
-   * them remotely or multicasts into them. */
-  if (CL > 1) cluster_sync();
-  const uint32_t rank = CL > 1 ? cluster_ctarank() : 0u;
-  /* Work units: tiles (CL = 1) or vertical tile pairs (CL = 2), walked by
-   * CTAs (clusters) in a grouped raster of tiles_m / CL unit rows. */
-  const int first_unit = CL > 1 ? (int)cluster_id_x() : (int)blockIdx.x;
-  const int unit_stride = CL > 1 ? (int)cluster_count_x() : (int)gridDim.x;
-  const int num_units = p.num_tiles / CL; /* tiles_m % CL == 0 (launcher) */
-  const int units_m = p.tiles_m / CL;
+  /* Tiles, walked by CTAs in a grouped raster. */
+  const int first_tile = (int)blockIdx.x;
+  const int tile_stride = (int)gridDim.x;
+  const int num_tiles = p.num_tiles;
+  const int tiles_m = p.tiles_m;
 
   const int wg = warpgroup_index();
   if (wg == 0) {
@@ -404,10 +341,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       int s = 0;
       uint32_t phase = 0;
 #pragma unroll 1
-      for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-        int um, tn;
-        tile_coords(unit, units_m, p.tiles_n, Cfg::GROUP_M / CL, um, tn);
-        const int m0 = (um * CL + (int)rank) * Cfg::BM, n0 = tn * Cfg::BN;
+      for (int tile = first_tile; tile < num_tiles; tile += tile_stride) {
+        int tm, tn;
+        tile_coords(tile, tiles_m, p.tiles_n, Cfg::GROUP_M, tm, tn);
+        const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
 #pragma unroll 1
         for (int kt = 0; kt < p.KT; ++kt) {
           mbar_wait(&sm.empty[s], phase ^ 1u, TAG_EMPTY + s); /* fresh slots pass at once */
@@ -422,44 +359,18 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
                           m0 + i * (int)MN_BOX, kt * Cfg::BK);
           }
           if (B_MN) {
-            /* B stored n x k: BN / 64 boxes of 64 (n) x 64 (k); with CL = 2
-             * each CTA loads its half of them, multicast to both. */
-            constexpr int PER = Cfg::BN / (int)MN_BOX / CL;
+            /* B stored n x k: BN / 64 boxes of 64 (n) x 64 (k). */
 #pragma unroll
-            for (int j = 0; j < PER; ++j) {
-              const int box = (int)rank * PER + j;
-              if (CL == 1)
-                tma_load_2d(&sm.b[s][box * MN_BOX * Cfg::BK], &tmB, &sm.full[s],
-                            n0 + box * (int)MN_BOX, kt * Cfg::BK);
-              else
-                tma_load_2d_multicast(&sm.b[s][box * MN_BOX * Cfg::BK], &tmB, &sm.full[s],
-                                      n0 + box * (int)MN_BOX, kt * Cfg::BK,
-                                      (uint16_t)((1u << CL) - 1u));
-            }
-          } else if (CL == 1) {
-            tma_load_2d(sm.b[s], &tmB, &sm.full[s], kt * Cfg::BK, n0);
+            for (int box = 0; box < Cfg::BN / (int)MN_BOX; ++box)
+              tma_load_2d(&sm.b[s][box * MN_BOX * Cfg::BK], &tmB, &sm.full[s],
+                          n0 + box * (int)MN_BOX, kt * Cfg::BK);
           } else {
-            /* This CTA's half of the shared B tile, to both CTAs. */
-            constexpr int HALF = Cfg::BN / CL;
-            tma_load_2d_multicast(&sm.b[s][rank * HALF * Cfg::BK], &tmB, &sm.full[s],
-                                  kt * Cfg::BK, n0 + (int)rank * HALF, (uint16_t)((1u << CL) - 1u));
+            tma_load_2d(sm.b[s], &tmB, &sm.full[s], kt * Cfg::BK, n0);
           }
           if (prefetch_c && kt == pf_kt) {
             tma_prefetch_l2_2d(&tmC, m0, n0);
             tma_prefetch_l2_2d(&tmC, m0 + Cfg::WG_M, n0);
           }
-          if (++s == Cfg::STAGES) {
-            s = 0;
-            phase ^= 1u;
-          }
-        }
-      }
-      if (CL > 1) {
-        /* Tail: every stage released by the consumers of both CTAs, so no
-         * peer arrival is still on its way to this CTA when it exits. */
-#pragma unroll 1
-        for (int i = 0; i < Cfg::STAGES; ++i) {
-          mbar_wait(&sm.empty[s], phase ^ 1u, TAG_EMPTY + s);
           if (++s == Cfg::STAGES) {
             s = 0;
             phase ^= 1u;
@@ -484,10 +395,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
   int s = 0, prev_s = 0;
   uint32_t phase = 0;
 #pragma unroll 1
-  for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-    int um, tn;
-    tile_coords(unit, units_m, p.tiles_n, Cfg::GROUP_M / CL, um, tn);
-    const int m0 = (um * CL + (int)rank) * Cfg::BM, n0 = tn * Cfg::BN;
+  for (int tile = first_tile; tile < num_tiles; tile += tile_stride) {
+    int tm, tn;
+    tile_coords(tile, tiles_m, p.tiles_n, Cfg::GROUP_M, tm, tn);
+    const int m0 = tm * Cfg::BM, n0 = tn * Cfg::BN;
     /* Bias for this thread's two rows, loaded now so the main loop hides it. */
     float bias[2] = {0.f, 0.f};
     if (p.bias) {
@@ -496,12 +407,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     }
 
     /* Main loop: the first wgmma of the tile has scale-d off (D = A*B),
-     * which replaces zeroing the accumulators (GS_BF16P_ZERO_ACC=1: zero
-     * them and accumulate from the start, as the stage-1 kernel does). */
-#if GS_BF16P_ZERO_ACC
-#pragma unroll
-    for (int i = 0; i < Cfg::ACC; ++i) acc[i] = 0.f;
-#endif
+     * which replaces zeroing the accumulators (same bits: the kernel's
+     * doc). */
 #pragma unroll 1
     for (int kt = 0; kt < p.KT; ++kt) {
       mbar_wait(&sm.full[s], phase, TAG_FULL + s);
@@ -519,14 +426,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       for (int kk = 0; kk < Cfg::BK / 16; ++kk)
         wgmma_m64n256k16_bf16_t<A_MN ? 1 : 0, B_MN ? 1 : 0>(
             acc, smem_desc_advance(da, kk * A_K16), smem_desc_advance(db, kk * B_K16),
-            (GS_BF16P_ZERO_ACC || kt > 0 || kk > 0) ? 1 : 0);
+            (kt > 0 || kk > 0) ? 1 : 0);
       wgmma_commit();
       /* Everything but the group just issued is done: free its stage. */
       wgmma_wait<1>();
-      if (kt > 0 && lane == 0) {
-        mbar_arrive(&sm.empty[prev_s]);
-        if (CL > 1) mbar_arrive_cluster(&sm.empty[prev_s], rank ^ 1u);
-      }
+      if (kt > 0 && lane == 0) mbar_arrive(&sm.empty[prev_s]);
       prev_s = s;
       if (++s == Cfg::STAGES) {
         s = 0;
@@ -536,16 +440,10 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
     wgmma_wait<0>();
     /* The tile's last stage is free too: the producer is already filling
      * the ring with the next tile's k-tiles. */
-    if (lane == 0) {
-      mbar_arrive(&sm.empty[prev_s]);
-      if (CL > 1) mbar_arrive_cluster(&sm.empty[prev_s], rank ^ 1u);
-    }
+    if (lane == 0) mbar_arrive(&sm.empty[prev_s]);
     wgmma_reg_fence(acc);
 
     /* ---- epilogue (overlaps the producer's loads of the next tile) ---- */
-#if GS_BF16P_DIAG_SKIP_EPILOGUE
-    if (p.diag_skip_epilogue) continue;
-#endif
     const int m_store = m0 + cw * Cfg::WG_M;
     if (beta != 0.f) {
       const bf16 *Cp = p.C + (int64_t)(n0 + 2 * (lane & 3)) * p.ldc + (m0 + row_in_tile);
@@ -580,19 +478,14 @@ static int encode_2d(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, co
   return r == CUDA_SUCCESS;
 }
 
-/* Per device: the SM count, read once; the context the kernels' shared
- * memory attribute was last set in (0: none yet; a context made again
- * after cudaDeviceReset has a new identity); and (cluster build) how many
- * 2-CTA clusters fit at once (cudaOccupancyMaxActiveClusters: not every
- * GPC need hold an even number of free SMs). cudaDeviceGetAttribute and
+/* Per device: the SM count, read once; and the context the kernels' shared
+ * memory attribute was last set in (0: none yet; a context made again after
+ * cudaDeviceReset has a new identity). cudaDeviceGetAttribute and
  * cudaFuncSetAttribute are not stream operations, so they are safe while a
  * stream captures. */
 static constexpr int kMaxDevices = 64;
-static std::atomic<int> sm_count_of[kMaxDevices];     /* 0: not read yet */
+static std::atomic<int> sm_count_of[kMaxDevices]; /* 0: not read yet */
 static std::atomic<uint64_t> attr_ctx[kMaxDevices];
-#if GS_BF16P_CLUSTER == 2
-static std::atomic<int> max_clusters_of[kMaxDevices]; /* 0: not read yet, -1: none fit */
-#endif
 
 template <typename F>
 static int set_smem_attr(F *kernel) {
@@ -603,7 +496,7 @@ static int set_smem_attr(F *kernel) {
   return 0;
 }
 
-static int device_setup(int dev, uint64_t ctx_id, int *sms, int *max_clusters) {
+static int device_setup(int dev, uint64_t ctx_id, int *sms) {
   if (dev < 0 || dev >= kMaxDevices) return 0;
   if (!sm_count_of[dev].load(std::memory_order_acquire)) {
     int n = 0;
@@ -614,45 +507,13 @@ static int device_setup(int dev, uint64_t ctx_id, int *sms, int *max_clusters) {
     sm_count_of[dev].store(n, std::memory_order_release);
   }
   if (!ctx_id || attr_ctx[dev].load(std::memory_order_acquire) != ctx_id) {
-    if (!set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_TN>) ||
-        !set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_NN>) ||
-        !set_smem_attr(gemm_bf16_persistent_kernel<1, LAY_NT>))
+    if (!set_smem_attr(gemmshim_bf16_persistent_kernel<LAY_TN>) ||
+        !set_smem_attr(gemmshim_bf16_persistent_kernel<LAY_NN>) ||
+        !set_smem_attr(gemmshim_bf16_persistent_kernel<LAY_NT>))
       return 0;
-#if GS_BF16P_CLUSTER == 2
-    if (!set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_TN>) ||
-        !set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_NN>) ||
-        !set_smem_attr(gemm_bf16_persistent_kernel<2, LAY_NT>))
-      return 0;
-#endif
     if (ctx_id) attr_ctx[dev].store(ctx_id, std::memory_order_release);
   }
   *sms = sm_count_of[dev].load(std::memory_order_acquire);
-  *max_clusters = 0;
-#if GS_BF16P_CLUSTER == 2
-  if (!max_clusters_of[dev].load(std::memory_order_acquire)) {
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3((unsigned)(*sms & ~1), 1, 1);
-    cfg.blockDim = dim3(Cfg::THREADS, 1, 1);
-    cfg.dynamicSmemBytes = kSmemBytes;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, gemm_bf16_persistent_kernel<2, LAY_TN>, &cfg) !=
-            cudaSuccess ||
-        n <= 0) {
-      (void)cudaGetLastError();
-      n = -1; /* clusters unavailable: the launcher uses CL = 1 */
-    }
-    max_clusters_of[dev].store(n, std::memory_order_release);
-  }
-  const int mc = max_clusters_of[dev].load(std::memory_order_acquire);
-  *max_clusters = mc > 0 ? mc : 0;
-#endif
   return 1;
 }
 
@@ -669,14 +530,9 @@ static int load_kernel(F *kernel) {
 }
 
 extern "C" int gs_gemm_bf16_wgmma_persistent_preload(void) {
-  int ok = load_kernel(gemm_bf16_persistent_kernel<1, LAY_TN>) &&
-           load_kernel(gemm_bf16_persistent_kernel<1, LAY_NN>) &&
-           load_kernel(gemm_bf16_persistent_kernel<1, LAY_NT>);
-#if GS_BF16P_CLUSTER == 2
-  ok = ok && load_kernel(gemm_bf16_persistent_kernel<2, LAY_TN>) &&
-       load_kernel(gemm_bf16_persistent_kernel<2, LAY_NN>) &&
-       load_kernel(gemm_bf16_persistent_kernel<2, LAY_NT>);
-#endif
+  const int ok = load_kernel(gemmshim_bf16_persistent_kernel<LAY_TN>) &&
+                 load_kernel(gemmshim_bf16_persistent_kernel<LAY_NN>) &&
+                 load_kernel(gemmshim_bf16_persistent_kernel<LAY_NT>);
   return ok ? 0 : -1;
 }
 
@@ -723,11 +579,10 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
 
   PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
   if (!enc) return GS_K_LAUNCH_FAILED;
-  /* A and B: K-major boxes of BK x (BM | BN / cluster size) with the
-   * 128-byte swizzle, as the stage-1 kernel (B below, once the cluster size is
-   * known). D: store boxes of 64 (m) x EPI_N (n), 128-byte
-   * swizzle (one 128-byte row per column). C: L2 prefetch boxes of 64 x 256,
-   * only when C may be read (else the D map stands in, never used). */
+  /* A and B: K-major boxes of BK x (BM | BN) with the 128-byte swizzle.
+   * D: store boxes of 64 (m) x EPI_N (n), 128-byte swizzle (one 128-byte
+   * row per column). C: L2 prefetch boxes of 64 x 256, only when C may be
+   * read (else the D map stands in, never used). */
   const int lay = a->trans_a ? LAY_TN : a->trans_b ? LAY_NT : LAY_NN; /* supports() checked */
   const bool a_mn = lay != LAY_TN, b_mn = lay == LAY_NT;
   /* MN-major A (NN, NT): boxes of 64 (m) x BK (k), 128-byte swizzle, BM / 64
@@ -760,78 +615,30 @@ extern "C" gs_kstatus gs_gemm_bf16_wgmma_persistent_launch(const gs_kernel_args 
   p.alpha_dev = a->scalars_on_device ? a->alpha_dev : nullptr;
   p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
   p.bias = static_cast<const bf16 *>(a->bias);
-  p.diag_skip_epilogue = GS_BF16P_DIAG_SKIP_EPILOGUE;
 
-  int sms = 0, max_clusters = 0;
-  if (!device_setup(a->device, a->ctx_id, &sms, &max_clusters)) return GS_K_LAUNCH_FAILED;
+  int sms = 0;
+  if (!device_setup(a->device, a->ctx_id, &sms)) return GS_K_LAUNCH_FAILED;
   /* The caller's SM-count target: one CTA per SM, so at most that many
-   * CTAs (clusters: pairs of them). Tiles per CTA grow; the bits do not
-   * change (each tile is computed the same way whichever CTA takes it). */
-  if (a->sm_limit > 0 && a->sm_limit < sms) {
-    sms = a->sm_limit;
-    if (max_clusters > sms / 2) max_clusters = sms / 2;
-  }
-  /* Clusters of 2 (cluster build only) when the tile rows pair up. */
-  const int cl = (max_clusters > 0 && p.tiles_m % 2 == 0) ? 2 : 1;
+   * CTAs. Tiles per CTA grow; the bits do not change (each tile is computed
+   * the same way whichever CTA takes it). */
+  if (a->sm_limit > 0 && a->sm_limit < sms) sms = a->sm_limit;
   if (!(b_mn ? encode_2d(enc, &tmB, a->B, a->n, a->k, a->ldb, MN_BOX, Cfg::BK,
                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
-             : encode_2d(enc, &tmB, a->B, a->k, a->n, a->ldb, Cfg::BK, Cfg::BN / cl,
+             : encode_2d(enc, &tmB, a->B, a->k, a->n, a->ldb, Cfg::BK, Cfg::BN,
                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B)))
     return GS_K_LAUNCH_FAILED;
 
+  const unsigned grid = (unsigned)(p.num_tiles < sms ? p.num_tiles : sms);
   gs_launch_begin();
-  if (cl == 1) {
-    const unsigned grid = (unsigned)(p.num_tiles < sms ? p.num_tiles : sms);
-    if (lay == LAY_TN)
-      gemm_bf16_persistent_kernel<1, LAY_TN>
-          <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
-    else if (lay == LAY_NN)
-      gemm_bf16_persistent_kernel<1, LAY_NN>
-          <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
-    else
-      gemm_bf16_persistent_kernel<1, LAY_NT>
-          <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
-  } else {
-#if GS_BF16P_CLUSTER == 2
-    const int pairs = p.num_tiles / 2;
-    const unsigned grid = 2u * (unsigned)(pairs < max_clusters ? pairs : max_clusters);
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 2;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(grid, 1, 1);
-    cfg.blockDim = dim3(Cfg::THREADS, 1, 1);
-    cfg.dynamicSmemBytes = kSmemBytes;
-    cfg.stream = a->stream;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    const cudaError_t le =
-        lay == LAY_TN   ? cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_TN>, tmA,
-                                             tmB, tmD, tmC, p)
-        : lay == LAY_NN ? cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_NN>, tmA,
-                                             tmB, tmD, tmC, p)
-                        : cudaLaunchKernelEx(&cfg, gemm_bf16_persistent_kernel<2, LAY_NT>, tmA,
-                                             tmB, tmD, tmC, p);
-    return gs_launch_result(le, 0);
-#endif
-  }
+  if (lay == LAY_TN)
+    gemmshim_bf16_persistent_kernel<LAY_TN>
+        <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
+  else if (lay == LAY_NN)
+    gemmshim_bf16_persistent_kernel<LAY_NN>
+        <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
+  else
+    gemmshim_bf16_persistent_kernel<LAY_NT>
+        <<<grid, Cfg::THREADS, kSmemBytes, a->stream>>>(tmA, tmB, tmD, tmC, p);
   return gs_launch_end(0);
 }
 
-#if defined(GS_BF16_PERSISTENT_AS_DEFAULT) && GS_BF16_PERSISTENT_AS_DEFAULT
-/* Bench-only alias (see the header comment): the stage-1 names forward to
- * the persistent launcher. */
-#include "gemm_bf16_wgmma.h"
-extern "C" int gs_gemm_bf16_wgmma_supports(int64_t m, int64_t n, int64_t k, int trans_a,
-                                           int trans_b, const void *A, int64_t lda,
-                                           const void *B, int64_t ldb, const void *C,
-                                           int64_t ldc, int check_c) {
-  return gs_gemm_bf16_wgmma_persistent_supports(m, n, k, trans_a, trans_b, A, lda, B, ldb, C, ldc,
-                                                check_c);
-}
-extern "C" gs_kstatus gs_gemm_bf16_wgmma_launch(const gs_kernel_args *a) {
-  return gs_gemm_bf16_wgmma_persistent_launch(a);
-}
-#endif

@@ -22,7 +22,7 @@
  *     two register-file reads in different banks (half the dispatch stalls
  *     of the plain i-outer order).
  *   - k-tile loop unrolled x2 for the A-transposed layouts (TN, TT), x1 for
- *     NN and NT (measured per layout; sgemm_simt.NOTES.md).
+ *     NN and NT (measured per layout).
  *   - Grouped tile raster (GROUP_M tile rows) for L2 reuse.
  *   - Epilogue straight from registers: alpha*acc (+ bias[m]) (+ beta*C),
  *     C read only when beta != 0; alpha/beta read on the device when they are
@@ -34,16 +34,8 @@
  *   aligned; all leading dims multiples of 4. Index math is 64-bit.
  *
  * Target sm_90a (H200); plain CUDA C++ with cp.async, so sm_80+ compiles too.
- * 199-224 registers, no spills; 50.7 KB dynamic smem (128 x 128, 2 CTAs/SM)
- * or 75.3 KB (wide, 1 CTA/SM).
- *
- * Measured on the H200 (bench/results/sgemm_simt-h200-2026-12-03.csv):
- * 0.88-1.01x cuBLAS at 2048-16384, far below on small grids (no split-K).
- * It does not reach 1.02x anywhere: route nothing to it until a CSV says
- * otherwise.
- *
- * The GS_SIMT_* macros below exist for tuning builds only (see NOTES); the
- * library builds the defaults.
+ * 50.7 KB dynamic smem (128 x 128, 2 CTAs/SM) or 75.3 KB (wide, 1 CTA/SM).
+ * Design, contract, numbers and what was tried: kernels/sgemm_simt.md.
  */
 #include "sgemm_simt.h"
 
@@ -57,57 +49,19 @@
 namespace gs_sgemm_simt {
 
 /* Tile configuration: constexpr data, not scattered literals. */
-/* GS_SIMT_* macros exist only for tuning builds (tools/build-bench.sh
- * EXTRA_FLAGS); the library builds the defaults. */
-#ifndef GS_SIMT_BK
-#define GS_SIMT_BK 16
-#endif
-#ifndef GS_SIMT_STAGES
-#define GS_SIMT_STAGES 3
-#endif
-#ifndef GS_SIMT_LANES_M
-#define GS_SIMT_LANES_M 8
-#endif
-#ifndef GS_SIMT_UNROLL_KT
-#define GS_SIMT_UNROLL_KT 0 /* 0: per layout, see the k loop */
-#endif
-#ifndef GS_SIMT_LOOP
-#define GS_SIMT_LOOP 0
-#endif
-#ifndef GS_SIMT_ORDER
-#define GS_SIMT_ORDER 2 /* FFMA order: 0 i-outer, 1 j-outer, 2 j-outer serpentine */
-#endif
-#ifndef GS_SIMT_VOLATILE_FRAG
-#define GS_SIMT_VOLATILE_FRAG 1 /* fragment loads as ld.volatile.shared */
-#endif
-#ifndef GS_SIMT_GROUP_M
-#define GS_SIMT_GROUP_M 8
-#endif
-#ifndef GS_SIMT_WIDE
-#define GS_SIMT_WIDE 1 /* 0: 128 x 128 tiles only (the round-1 kernel) */
-#endif
-#ifndef GS_SIMT_WIDE_MIN_TILES
-/* Wide tiles only on grids of at least this many (measured on the H200,
- * bench/results/sgemm_simt-wide-vs-narrow-h200-2026-12-03.csv and the
- * narrow sweep in sgemm_simt-round7-h200-2026-12-03.csv: +1-9% over
- * 128 x 128 on every shape with >= 128 wide tiles, -17..-25% on the three
- * with <= 32, where 128 x 128 tiles spread over twice the SMs; nothing
- * measured in between, so those keep 128 x 128). */
-#define GS_SIMT_WIDE_MIN_TILES 128
-#endif
 /* One block-tile shape: BM x BN x BK, 64 x 64 warp tiles. */
 template <int BM_, int BN_>
 struct CfgT {
-  static constexpr int BM = BM_, BN = BN_, BK = GS_SIMT_BK;
+  static constexpr int BM = BM_, BN = BN_, BK = 16;
   static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 64;
   static constexpr int THREADS = WARPS_M * WARPS_N * 32;
-  static constexpr int STAGES = GS_SIMT_STAGES;
+  static constexpr int STAGES = 3;                           /* cp.async pipeline depth */
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* 64 x 64 */
-  static constexpr int LANES_M = GS_SIMT_LANES_M, LANES_N = 32 / LANES_M; /* lanes in a warp */
+  static constexpr int LANES_M = 8, LANES_N = 32 / LANES_M; /* lanes in a warp */
   static constexpr int TM = WM / LANES_M, TN = WN / LANES_N; /* 8 x 16 */
   static constexpr int PAD = 4;
   static constexpr int ROW_A = BM + PAD, ROW_B = BN + PAD; /* floats per smem k-row */
-  static constexpr int GROUP_M = GS_SIMT_GROUP_M;
+  static constexpr int GROUP_M = 8;                          /* tile rows per raster group */
   static constexpr int MIN_BLOCKS = THREADS <= 128 ? 2 : 1; /* CTAs per SM we size registers for */
   static_assert(WARPS_M * WARPS_N * 32 == THREADS, "warp grid");
   static_assert(LANES_M * LANES_N == 32, "lane grid");
@@ -248,7 +202,7 @@ struct LoaderSel<C, false, EXT> { using T = LoaderK<C, EXT>; };
  * B stored k x n (N, contiguous along k) or n x k (T, contiguous along n). */
 template <class Cfg, int TA, int TB>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
-    sgemm_simt_kernel(const Params p) {
+    gemmshim_f32_simt_kernel(const Params p) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Smem<Cfg> &sm = *reinterpret_cast<Smem<Cfg> *>(smem_raw);
 
@@ -303,12 +257,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
    * order below, ptxas pulled each k-step's six LDS.128 together and then
    * waited on them (NOTES rounds 5 and 7). */
   auto lds128 = [](float *d, const float *src) {
-    if (GS_SIMT_VOLATILE_FRAG)
-      asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
-                   : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-                   : "r"(smem_u32(src)));
-    else
-      *reinterpret_cast<float4 *>(d) = *reinterpret_cast<const float4 *>(src);
+    asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(smem_u32(src)));
   };
   auto load_frag = [&](int buf, int stage, int kk) {
     const float *ra = &sm.a[stage][kk][a_off];
@@ -327,22 +278,21 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   int write_stage = Cfg::STAGES - 1;
   int next_tile = Cfg::STAGES - 1;
 
-  /* Per-layout k-tile unroll (measured, see NOTES): the A-transposed
-   * layouts (4-byte transposing copies of A) gain 2-8% from a 2-tile body,
-   * NN and NT lose 4%. */
-  constexpr int UNROLL_KT = GS_SIMT_UNROLL_KT ? GS_SIMT_UNROLL_KT : (TA == 1 ? 2 : 1);
+  /* Per-layout k-tile unroll (measured layout by layout, the kernel's doc):
+   * a 2-tile body for the A-transposed layouts (4-byte transposing copies
+   * of A), 1 for NN and NT. */
+  constexpr int UNROLL_KT = TA == 1 ? 2 : 1;
 #pragma unroll(UNROLL_KT)
   for (int kt = 0; kt < KT; ++kt) {
 #pragma unroll
     for (int kk = 0; kk < Cfg::BK; ++kk) {
-      if (GS_SIMT_LOOP == 0 && kk == Cfg::BK - 1) {
+      if (kk == Cfg::BK - 1) {
         /* Tile kt+1 has landed and everyone is done reading tile kt-1. */
         cp_async_wait<Cfg::STAGES - 2>();
         __syncthreads();
         read_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
       }
-      if (GS_SIMT_LOOP == 0 || kk + 1 < Cfg::BK)
-        load_frag((kk + 1) & 1, read_stage, (kk + 1) % Cfg::BK);
+      load_frag((kk + 1) & 1, read_stage, (kk + 1) % Cfg::BK);
       if (kk == 0) {
         if (next_tile < KT) {
           la.fetch(&sm.a[write_stage][0][0]);
@@ -352,12 +302,11 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
         write_stage = (write_stage + 1 == Cfg::STAGES) ? 0 : write_stage + 1;
         ++next_tile;
       }
-#if GS_SIMT_ORDER == 2
       /* j-outer, i direction alternating per column: the first FFMA of a
        * column reuses the last one's a from the operand reuse cache, so
        * every FFMA reads one uncached fragment value and its accumulator,
-       * which ptxas can put in opposite register banks (halves the dispatch
-       * stalls, NOTES round 5). */
+       * which ptxas can put in opposite register banks (half the dispatch
+       * stalls of the i-outer order: the kernel's doc). */
 #pragma unroll
       for (int j = 0; j < Cfg::TN; ++j)
 #pragma unroll
@@ -365,25 +314,6 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
           const int i = (j & 1) ? Cfg::TM - 1 - ii : ii;
           acc[i][j] = fmaf(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
         }
-#elif GS_SIMT_ORDER == 0
-#pragma unroll
-      for (int i = 0; i < Cfg::TM; ++i)
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j)
-          acc[i][j] = fmaf(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
-#else
-#pragma unroll
-      for (int j = 0; j < Cfg::TN; ++j)
-#pragma unroll
-        for (int i = 0; i < Cfg::TM; ++i)
-          acc[i][j] = fmaf(fa[kk & 1][i], fb[kk & 1][j], acc[i][j]);
-#endif
-    }
-    if (GS_SIMT_LOOP == 1) {
-      cp_async_wait<Cfg::STAGES - 2>();
-      __syncthreads();
-      read_stage = (read_stage + 1 == Cfg::STAGES) ? 0 : read_stage + 1;
-      load_frag(0, read_stage, 0);
     }
   }
   cp_async_wait<0>();
@@ -436,7 +366,7 @@ struct Variant {
 };
 template <class C, int TA, int TB>
 constexpr Variant variant() {
-  return Variant{sgemm_simt_kernel<C, TA, TB>, C::THREADS, sizeof(Smem<C>), C::BM, C::BN};
+  return Variant{gemmshim_f32_simt_kernel<C, TA, TB>, C::THREADS, sizeof(Smem<C>), C::BM, C::BN};
 }
 /* [wide][trans_a][trans_b] */
 static const Variant variants[2][2][2] = {
@@ -473,13 +403,17 @@ static cudaError_t ensure_attributes(int dev, uint64_t ctx_id) {
   return cudaSuccess;
 }
 
+/* Wide tiles only on grids of at least this many: measured faster there,
+ * slower on small grids, where 128 x 128 tiles spread over twice the SMs
+ * (the kernel's doc). */
+static constexpr int64_t kWideMinTiles = 128;
+
 /* The wide tile when its sides divide m and n and the grid is big enough
- * for it (GS_SIMT_WIDE_MIN_TILES). */
+ * for it. */
 static int use_wide(int64_t m, int64_t n, int trans_a, int trans_b) {
-  if (!GS_SIMT_WIDE) return 0;
   const Variant &w = variants[1][trans_a][trans_b];
   if (m % w.bm || n % w.bn) return 0;
-  return (m / w.bm) * (n / w.bn) >= GS_SIMT_WIDE_MIN_TILES;
+  return (m / w.bm) * (n / w.bn) >= kWideMinTiles;
 }
 
 }  // namespace gs_sgemm_simt

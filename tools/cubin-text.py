@@ -3,6 +3,7 @@
 
     tools/cubin-text.py OBJECT.o [OBJECT.o ...]
     tools/cubin-text.py --diff BEFORE.o AFTER.o
+    tools/cubin-text.py --diff-code BEFORE.o AFTER.o
 
 (An OBJECT may also be a .nv_fatbin section already extracted with objcopy.)
 
@@ -10,8 +11,10 @@ For each cubin embedded in the object's .nv_fatbin section, prints one line
 per kernel: its architecture, an SHA-256 of its .text section (the SASS
 bytes, without names, line tables or relocations) and its name. With --diff
 it compares two objects kernel by kernel and exits 1 if any .text differs,
-so "the cubins are byte-identical apart from names and line info" can be
-checked on a machine without cuobjdump. Only uncompressed cubins are read
+so "the cubins are byte-identical apart from line info" can be checked on
+a machine without cuobjdump. --diff-code compares the machine code alone,
+whatever the kernels are called (after a rename): the same multiset of
+.text sections per architecture, or exit 1. Only uncompressed cubins are read
 (nvcc's default for sm_90a objects); a compressed entry is reported.
 """
 import hashlib
@@ -94,6 +97,19 @@ def main(argv):
                 print("%s %s: %s" % (key[0], key[1], what))
         print("%d kernels, %d differ" % (len(set(before) | set(after)), differ))
         return 1 if differ else 0
+    if len(argv) == 4 and argv[1] == "--diff-code":
+        def codes(obj):
+            out = {}
+            for (arch, name), text in kernels(obj).items():
+                out.setdefault(arch, []).append(hashlib.sha256(text).hexdigest())
+            return {arch: sorted(h) for arch, h in out.items()}
+        before, after = codes(argv[2]), codes(argv[3])
+        same = before == after
+        for arch in sorted(set(before) | set(after)):
+            print("%s: %d kernels before, %d after, machine code %s" %
+                  (arch, len(before.get(arch, [])), len(after.get(arch, [])),
+                   "identical" if before.get(arch) == after.get(arch) else "DIFFERS"))
+        return 0 if same else 1
     if len(argv) < 2 or argv[1].startswith("-"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
