@@ -1,16 +1,16 @@
-/* The routing decision. Pure policy over a gs_gemm: argument checks as
- * cuBLAS makes them, then each variant's class, then where it measured a
- * win, then whether this GPU can run it. */
+/* The routing decision over a gs_gemm: argument checks as cuBLAS makes
+ * them, then, kernel by kernel in the routing policy's order (routes.h),
+ * its class (the kernel table's capability checks), its opt-in, where it
+ * measured a win, and whether this GPU can run it. */
 #include "route.h"
 
 #include <cublas_api.h>
-#include <cublasLt.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "config.h"
 #include "gpu.h"
 #include "health.h"
+#include "routes.h"
 
 static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_ROUTED] = "routed",
@@ -74,40 +74,6 @@ int gs_args_invalid(const gs_gemm *g)
   return 0;
 }
 
-static unsigned layout_bit(const gs_gemm *g)
-{
-  if ((g->trans_a != CUBLAS_OP_N && g->trans_a != CUBLAS_OP_T) ||
-      (g->trans_b != CUBLAS_OP_N && g->trans_b != CUBLAS_OP_T))
-    return 0;
-  return 1u << (g->trans_a + 2 * g->trans_b);
-}
-
-static unsigned epilogue_bit(const gs_gemm *g)
-{
-  if (!g->is_lt || g->epilogue == CUBLASLT_EPILOGUE_DEFAULT) return GS_EPI_NONE;
-  if (g->epilogue == CUBLASLT_EPILOGUE_BIAS) return GS_EPI_BIAS;
-  return 0;
-}
-
-static int aligned(const void *p, int bytes)
-{
-  return ((uintptr_t)p % (uintptr_t)bytes) == 0;
-}
-
-static gs_reason alignment_check(const gs_gemm *g, const gs_variant *v)
-{
-  int a = v->align_bytes;
-  if (!aligned(g->A, a) || !aligned(g->B, a) || !aligned(g->C, a) ||
-      (g->is_lt && !aligned(g->D, a)) ||
-      (epilogue_bit(g) == GS_EPI_BIAS && !aligned(g->bias, a)))
-    return GS_R_ALIGNMENT;
-  int64_t per = a / v->elem_bytes;
-  if (per > 1 && (g->lda % per || g->ldb % per || g->ldc % per ||
-                  (g->is_lt && g->ldd % per)))
-    return GS_R_ALIGNMENT;
-  return GS_R_ROUTED;
-}
-
 static int in_box(const gs_win_rule *w, const gs_gemm *g, unsigned lay)
 {
   return (w->layouts & lay) && g->m >= w->m_min && g->m <= w->m_max &&
@@ -125,34 +91,26 @@ static int forced(const gs_variant *v)
 
 /* Everything decidable from the call's arguments alone: the class, the
  * tiling and the measured wins (GEMMSHIM_FORCE=1 routes the whole class). */
-static gs_reason static_checks(const gs_gemm *g, const gs_variant *v)
+static gs_reason static_checks(const gs_gemm *g, const gs_route_entry *r)
 {
-  if (!v->types_ok(g)) return GS_R_DTYPE;
-  if (g->batch != 1) return GS_R_BATCHED;
-  unsigned lay = layout_bit(g);
-  if (!(v->layouts & lay)) return GS_R_LAYOUT;
-  if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
+  const gs_variant *v = r->kernel;
+  gs_reason why = gs_variant_fits_args(v, g);
+  if (why != GS_R_ROUTED) return why;
   /* an opt-in that is surely missing costs no state read */
-  if (v->opted_in && v->opted_in(g) == 0) return GS_R_NOT_OPTED_IN;
+  if (r->opted_in && r->opted_in(g) == 0) return GS_R_NOT_OPTED_IN;
   if (forced(v)) return GS_R_ROUTED;
-  for (size_t i = 0; i < v->n_wins; i++)
-    if (in_box(&v->wins[i], g, lay)) return GS_R_ROUTED;
+  unsigned lay = gs_layout_bit(g);
+  for (size_t i = 0; i < r->n_wins; i++)
+    if (in_box(&r->wins[i], g, lay)) return GS_R_ROUTED;
   return GS_R_NOT_FASTER;
 }
 
 /* What needs the handle's or descriptor's state. */
-static gs_reason state_checks(const gs_gemm *g, const gs_variant *v)
+static gs_reason state_checks(const gs_gemm *g, const gs_route_entry *r)
 {
-  if (!v->math_ok(g)) return GS_R_MATH_MODE;
-  if (v->opted_in && v->opted_in(g) != 1) return GS_R_NOT_OPTED_IN;
-  if (g->pointer_mode != 0 && g->pointer_mode != 1) return GS_R_POINTER_MODE;
-  /* every variant takes float scalars (math_ok / types_ok checked it) */
-  if (g->pointer_mode == 0 && *(const float *)g->alpha == 0.0f) return GS_R_ALPHA_ZERO;
-  unsigned epi = epilogue_bit(g);
-  if (!(v->epilogues & epi)) return GS_R_EPILOGUE;
-  if (epi == GS_EPI_BIAS && g->bias_type != v->bias_type) return GS_R_EPILOGUE;
-  if (g->lt_unhandled) return GS_R_LT_ATTRIBUTE;
-  return alignment_check(g, v);
+  if (!r->kernel->math_ok(g)) return GS_R_MATH_MODE;
+  if (r->opted_in && r->opted_in(g) != 1) return GS_R_NOT_OPTED_IN;
+  return gs_variant_fits_state(r->kernel, g);
 }
 
 static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
@@ -185,9 +143,9 @@ gs_decision gs_route(gs_gemm *g)
 
   gs_gpu_place place = { -1, 0, 0, 0, 0, NULL };
   int placed = 0;
-  for (size_t i = 0; i < gs_n_variants; i++) {
-    const gs_variant *v = gs_variants[i];
-    gs_reason r = static_checks(g, v);
+  for (size_t i = 0; i < gs_n_routes; i++) {
+    const gs_variant *v = gs_routes[i].kernel;
+    gs_reason r = static_checks(g, &gs_routes[i]);
     if (r == GS_R_ROUTED && !g->state_loaded) {
       if (!g->load_state || g->load_state(g) != 0) r = GS_R_STATE_UNREADABLE;
       g->state_loaded = 1;
@@ -197,7 +155,7 @@ gs_decision gs_route(gs_gemm *g)
       d.reason = GS_R_BAD_ARGS;
       return d;
     }
-    if (r == GS_R_ROUTED) r = state_checks(g, v);
+    if (r == GS_R_ROUTED) r = state_checks(g, &gs_routes[i]);
     if (r == GS_R_ROUTED) r = gpu_checks(g, v, &place, &placed);
     /* a kernel serves only a call described from the library itself */
     if (r == GS_R_ROUTED && g->revalidate && g->revalidate(g) != 0) r = GS_R_STATE_UNREADABLE;

@@ -1,13 +1,24 @@
-/* A kernel variant as the router sees it: what it accepts, as data, and
- * where it is a measured win. The table itself is in variants.c, beside the
- * benchmark CSVs that justify its win rules. */
+/* The kernel table: every kernel of ours, as the router, the benchmark, the
+ * GPU checks and the tools see it. An entry says what the kernel can do:
+ * its launcher, the class of calls it accepts, the code paths its launcher
+ * takes and its accuracy. Where it is worth using is not here: that is the
+ * routing policy (routes.h). The table itself is in variants.c. */
 #ifndef GS_VARIANTS_H
 #define GS_VARIANTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include "gemm.h"
+#include "reason.h"
 #include "../kernels/gs_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cublasOperation_t's N and T (cublas_api.h), as gs_gemm holds them. */
+#define GS_OP_N 0
+#define GS_OP_T 1
 
 /* Layout bits: bit (trans_a + 2 * trans_b), N = 0, T = 1. */
 #define GS_LAYOUT_NN 1u
@@ -20,38 +31,33 @@
 #define GS_EPI_NONE 1u   /* plain GEMM, or cuBLASLt EPILOGUE_DEFAULT */
 #define GS_EPI_BIAS 2u   /* cuBLASLt EPILOGUE_BIAS */
 
-/* A box of shapes on which the variant measured at least 1.02x cuBLAS. */
-typedef struct gs_win_rule {
-  unsigned layouts;
-  int64_t m_min, m_max, n_min, n_max, k_min, k_max;
-} gs_win_rule;
-
 typedef struct gs_variant {
   const char *name;
   int cc_major, cc_minor;          /* the GPU the code is built for */
-  /* Types and compute type; math mode (after load_state). Each returns
-   * nonzero when acceptable. */
+  /* The class of calls. data_type: the cudaDataType of A, B, C and D
+   * (the benchmark and the checks make their data in it); types_ok and
+   * math_ok: the types, compute type and math mode (after load_state)
+   * it accepts, each nonzero when acceptable. */
+  int data_type;
   int (*types_ok)(const gs_gemm *g);
   int (*math_ok)(const gs_gemm *g);
-  /* NULL for a kernel that serves whatever it wins; else the opt-in a
-   * kernel with other numerics needs: 1 yes, 0 no, -1 not known before
-   * load_state (asked again after it). */
-  int (*opted_in)(const gs_gemm *g);
   unsigned layouts;
   unsigned epilogues;
   int bias_type;                   /* cudaDataType of an accepted bias */
   int elem_bytes;                  /* of A and B */
   int align_bytes;                 /* pointers and ld * elem_bytes */
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
-  const gs_win_rule *wins;
-  size_t n_wins;
   /* Nonzero: the launcher holds its grid to gs_kernel_args.sm_limit (a
-   * persistent grid). Its wins are measured without a target, so such
-   * calls reach it only under GEMMSHIM_FORCE (route.c). */
+   * persistent grid). */
   int honours_sm_target;
-  /* First-use self-check: the largest relative Frobenius difference from
-   * cuBLAS's result that still passes. */
+  /* Accuracy. selfcheck_tol: the largest relative Frobenius difference
+   * from cuBLAS's result that passes the first-use self-check.
+   * err_vs_cublas: its relative error against an FP64 reference may be at
+   * most this multiple of cuBLAS's own error on the same call (plus
+   * err_floor, for results at rounding level); the GPU checks and the
+   * benchmark hold every result to it. */
   double selfcheck_tol;
+  double err_vs_cublas, err_floor;
   gs_kstatus (*launch)(const gs_kernel_args *a);
   /* The code path the launcher takes for a call (which kernel or tile it
    * picks), 0 .. GS_CHECK_PATHS - 1; NULL: one path. Each path is
@@ -64,5 +70,37 @@ typedef struct gs_variant {
 
 extern const gs_variant *const gs_variants[];
 extern const size_t gs_n_variants;
+/* The entries of variants.c, for the routing policy (routes.c). */
+extern const gs_variant gs_kernel_sgemm_simt, gs_kernel_bf16_persistent, gs_kernel_f32_3xtf32;
 
+/* The entry of that name, or NULL. */
+const gs_variant *gs_variant_named(const char *name);
+
+/* The layout bit of g's op(A), op(B) (0 for CUBLAS_OP_C). */
+static inline unsigned gs_layout_bit(const gs_gemm *g)
+{
+  if ((g->trans_a != GS_OP_N && g->trans_a != GS_OP_T) ||
+      (g->trans_b != GS_OP_N && g->trans_b != GS_OP_T))
+    return 0;
+  return 1u << (g->trans_a + 2 * g->trans_b);
+}
+
+/* Whether v can take g, in the router's order of reasons: from the
+ * arguments alone (types, batch, layout, size class; inline: the router
+ * asks it of every kernel on every call), and from the state read by
+ * load_state, after math_ok (pointer mode, alpha, epilogue, cuBLASLt
+ * attributes, alignment; capability.c). GS_R_ROUTED when it can. */
+static inline gs_reason gs_variant_fits_args(const gs_variant *v, const gs_gemm *g)
+{
+  if (!v->types_ok(g)) return GS_R_DTYPE;
+  if (g->batch != 1) return GS_R_BATCHED;
+  if (!(v->layouts & gs_layout_bit(g))) return GS_R_LAYOUT;
+  if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
+  return GS_R_ROUTED;
+}
+gs_reason gs_variant_fits_state(const gs_variant *v, const gs_gemm *g);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -34,6 +34,7 @@ run_check reset_under_shim tests/gpu/reset_under_shim.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done
+run_check bitident "$B/dev/bf16_stage1/bitident"
 if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   run_check bench-sgemm "$B/tools/gemmshim-bench" --kernel sgemm_simt \
     --shapes bench/shapes/sgemm.txt --csv "$OUT/bench-sgemm.csv"

@@ -11,7 +11,7 @@ if [ "${1:-}" = --tsan ]; then builddir=build-tsan configure_extra=--enable-tsan
 
 need=()
 for tool in autoreconf:autoconf automake:automake libtoolize:libtool pkg-config:pkg-config \
-            make:make gcc:gcc g++:g++; do
+            make:make gcc:gcc g++:g++ python3:python3; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 pkg-config --exists cmocka 2>/dev/null || need+=(libcmocka-dev)

@@ -55,7 +55,7 @@ const gs_variant f32_variant = {
   .types_ok = f32_types, .math_ok = strict,
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
-  .wins = f32_wins, .n_wins = 1, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
+  .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
   .preload = preload,
 };
 
@@ -64,7 +64,7 @@ const gs_variant bf16_variant = {
   .types_ok = bf16_types, .math_ok = any_math,
   .layouts = GS_LAYOUT_TN, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_16BF,
   .elem_bytes = 2, .align_bytes = 16, .m_mult = 64, .n_mult = 64, .k_mult = 64,
-  .wins = bf16_wins, .n_wins = 1, .honours_sm_target = 1, .selfcheck_tol = 1e-2,
+  .data_type = CUDA_R_16BF, .honours_sm_target = 1, .selfcheck_tol = 1e-2,
   .launch = launch_bf16_variant,
 };
 
@@ -86,11 +86,18 @@ static int opted_in(const gs_gemm *g)
 
 const gs_variant opt_in_variant = {
   .name = "opt_in_test", .cc_major = 9, .cc_minor = 0,
-  .types_ok = emulated_f32_types, .math_ok = any_math, .opted_in = opted_in,
+  .types_ok = emulated_f32_types, .math_ok = any_math,
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 32,
-  .wins = bf16_wins, .n_wins = 1, .selfcheck_tol = 1e-5, .launch = launch_opt_in_variant,
+  .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_opt_in_variant,
 };
 
 const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant };
 const size_t gs_n_variants = 3;
+
+const gs_route_entry gs_routes[] = {
+  { .kernel = &opt_in_variant, .opted_in = opted_in, .wins = bf16_wins, .n_wins = 1 },
+  { .kernel = &f32_variant, .wins = f32_wins, .n_wins = 1 },
+  { .kernel = &bf16_variant, .wins = bf16_wins, .n_wins = 1 },
+};
+const size_t gs_n_routes = 3;

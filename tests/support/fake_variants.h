@@ -1,9 +1,11 @@
-/* Variants and a GPU for routing tests: the real rules in route.c run
- * against these instead of the real kernels. */
+/* A kernel table, its routing policy and a GPU for routing tests: the real
+ * rules in route.c and capability.c run against these instead of the real
+ * kernels (variants.c) and policy (routes.c). */
 #ifndef GS_FAKE_VARIANTS_H
 #define GS_FAKE_VARIANTS_H
 
 #include "../../dispatch/gpu.h"
+#include "../../dispatch/routes.h"
 #include "../../dispatch/variants.h"
 
 typedef struct fake_gpu_t {

@@ -1,7 +1,8 @@
 /* BF16 GEMM on Hopper tensor cores (TMA + wgmma, warp-specialized, mbarrier
  * pipeline), layout TN, FP32 accumulation, BF16 output; see
- * kernels/gemm_bf16_wgmma.cu for the technique and
- * kernels/gemm_bf16_wgmma.NOTES.md for measurements. sm_90a only. */
+ * dev/bf16_stage1/gemm_bf16_wgmma.cu for the technique and
+ * dev/bf16_stage1/README.md for why it is kept and what it measured.
+ * sm_90a only. Not in the library; gs_kernel.h is in kernels/ (-I kernels). */
 #ifndef GS_GEMM_BF16_WGMMA_H
 #define GS_GEMM_BF16_WGMMA_H
 

@@ -37,7 +37,13 @@
  * 32-bit element indices (m, n, k < 2^31).
  *
  * Target sm_90a only (wgmma, setmaxnreg). Debug builds:
- * -DGS_SM90_BOUNDED_WAIT=1 (see sm90_ptx.cuh) trap on a stuck mbarrier.
+ * -DGS_SM90_BOUNDED_WAIT=1 (see kernels/sm90_ptx.cuh) trap on a stuck mbarrier.
+ *
+ * Not in the library: kept in dev/ as the bit-identity reference of
+ * kernels/gemm_bf16_wgmma_persistent.cu (dev/bf16_stage1/README.md,
+ * bitident.cu). Its shared headers (gs_kernel.h, gs_launch.h, sm90_host.h,
+ * sm90_ptx.cuh) stay in kernels/: compile with -I kernels
+ * (dev/bf16_stage1/build.sh does).
  */
 #include "gemm_bf16_wgmma.h"
 
@@ -57,7 +63,7 @@ using namespace gs_sm90;
 typedef __nv_bfloat16 bf16;
 
 /* GS_BF16_* macros exist only for tuning and diagnostic builds
- * (tools/build-bench.sh EXTRA_FLAGS); the library builds the defaults.
+ * (EXTRA_FLAGS of dev/bf16_stage1/build.sh); bitident builds the defaults.
  * GS_BF16_DIAG_SKIP_EPILOGUE=1 computes but never writes D (the epilogue is
  * kept behind a condition that is never true): it times the main loop and
  * pipeline fill alone, and of course fails every correctness check. */
