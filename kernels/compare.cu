@@ -1,6 +1,7 @@
-/* compare.cu: A/B comparison of two FP32 matrices, on the device.
+/* compare.cu: the comparison of two matrices (FP32 or BF16) on the device,
+ * for the first-use self-check and A/B mode.
  *
- * Technique: FP32 or BF16 elements, widened to FP64; a grid-stride pass where each block reduces its share into one
+ * Technique: elements widened to FP64; a grid-stride pass where each block reduces its share into one
  * partial (max abs diff, max rel diff, sums of squares in FP64, non-finite
  * mismatches), then a single block folds the partials in a fixed order.
  * Fixed grid size and fixed reduction trees: deterministic bits; no atomics.

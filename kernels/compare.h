@@ -16,7 +16,8 @@ typedef struct gs_compare_result {
   double max_rel;     /* max |x - ref| / max(|ref|, FLT_MIN); inf for a NaN/Inf mismatch */
   double diff_sq;     /* sum (x - ref)^2 over finite pairs */
   double ref_sq;      /* sum ref^2 */
-  double mismatched_nonfinite;  /* count of elements finite in one, not the other */
+  double mismatched_nonfinite;  /* elements finite in one and not the other, or
+                                   non-finite in both but not alike (NaN, +Inf, -Inf) */
 } gs_compare_result;
 
 /* Load the compare kernels into the current context (CUDA loads them

@@ -210,8 +210,8 @@ enum { TAG_FULL = 100, TAG_EMPTY = 200 };
 
 /* Tile `tile` of the grouped raster -> (tile row, tile column). Groups of
  * GROUP_M tile rows (the last group may be shorter); inside a group, tiles
- * go down the rows first, then across the columns. Host and device: the
- * host-side check in the NOTES runs the same code. */
+ * go down the rows first, then across the columns. Host and device, so a
+ * host program can check the raster with the same code. */
 __host__ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n,
                                                      int group_m, int &tm, int &tn) {
   const int per_group = group_m * tiles_n;

@@ -3,14 +3,13 @@
  * TMA stores, overlapped with the next tile's loads), layouts TN, NN and
  * NT, FP32 accumulation, BF16 output; see
  * kernels/gemm_bf16_wgmma_persistent.cu for the technique and
- * kernels/gemm_bf16_wgmma_persistent.NOTES.md for the design reasoning and
+ * kernels/gemm_bf16_wgmma_persistent.md for the design, the contract and
  * the measurements. sm_90a only.
  *
- * For layout TN the class and contract are those of gemm_bf16_wgmma.h (the
- * non-persistent kernel of stage 1): a TN problem may go to either launcher,
- * both refuse exactly the same TN problems (plus ldd >= 2^39 here: D is
- * written by TMA), and they give the same bits. NN and NT are handled here
- * only. */
+ * For layout TN the class and contract are those of the stage-1 kernel kept
+ * as its reference (dev/bf16_stage1/gemm_bf16_wgmma.h): both refuse exactly
+ * the same TN problems (plus ldd >= 2^39 here: D is written by TMA), and
+ * they give the same bits (dev/bf16_stage1/bitident checks it). */
 #ifndef GS_GEMM_BF16_WGMMA_PERSISTENT_H
 #define GS_GEMM_BF16_WGMMA_PERSISTENT_H
 
@@ -45,9 +44,8 @@ extern "C" {
  * launcher as if it would be read).
  * Numerics: FP32 accumulation in the tensor cores, then
  * alpha*acc (+ beta*C with one FMA) (+ bias), rounded once (RN) to bf16: the
- * same operations in the same order as gs_gemm_bf16_wgmma_launch, and the
- * same k order inside the tensor cores: for TN the two kernels give the
- * same bits (measured, see the NOTES).
+ * same operations in the same order as the stage-1 kernel, and the same k
+ * order inside the tensor cores: for TN the two give the same bits.
  * Requires an sm_90 device (the caller checks the arch: the cubin is
  * sm_90a only, so elsewhere the launch fails with GS_K_LAUNCH_FAILED). */
 #define GS_GEMM_BF16_WGMMA_PERSISTENT_ALIGN_M 128

@@ -8,7 +8,7 @@
  * Numerics. Each operand value x = big + small (+ a residual below
  * 2^-22 |x|), big = TF32(x), small = TF32(x - big): kernels/tf32_split.h's
  * split (its CPU tests check it), here in a branch-free form bit-identical
- * to it over all 2^32 inputs (split_words; tests/test_tf32_split checks the
+ * to it over all 2^32 inputs (split_words; tests/test_3xtf32_split checks the
  * identity) and a 5-instruction form for "tame" values (|x| below
  * 0x7f7ff000: finite, no rounding to Inf; split_fast). A*B is taken as
  * big*big + (cross_a*small_b + small_a*cross_b), where cross = big for
@@ -270,7 +270,7 @@ static_assert(Cfg::BM == 4 * MN_BOX && Cfg::BN == 4 * MN_BOX && Cfg::BK == 32,
               "MN-major tiles are four 32 x 32 boxes");
 static_assert(MN_BOX * 4 == 128, "an MN-major box row is one 128-byte swizzle span");
 static_assert(Cfg::CHUNK_STEPS == 1, "layouts NN/NT/TT need chunks of one K-step");
-/* Layouts in the GS_3XTF32_TMA_SPREAD mask (default NT): lane 0 of split
+/* Layouts in the kTmaSpread mask (NT): lane 0 of split
  * warp `part` (0..3) issues box `part` of each MN-major operand (a K-major
  * operand's one box: A by part 0, B by part 1) after an arrive.expect_tx
  * of just those bytes, so full[] counts four arrivals and no warp's split
@@ -514,8 +514,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
       }
       const bool fast = __all_sync(0xffffffffu, tame(mx));
       mbar_wait(&sm.pfull[q], q_ph, TAG_PFULL);
-      /* As in the V2 loop (same expressions, kept inline: a helper
-       * returning the three changed the generated code). */
+      /* The three B descriptors (kept inline: a helper returning them
+       * changed the generated code). */
       const uint64_t d_big = smem_desc_sw128_kmajor(LAY == LAY_TN ? sm.b[s] : sm.bc[q]);
       const uint64_t d_sml = smem_desc_sw128_kmajor(sm.bs[q]);
       const uint64_t d_crs =
@@ -566,8 +566,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, 1)
         wgmma_m64n128k8_tf32_rs(chk, a_crs, smem_desc_advance(d_sml, 32 * j),
                                 (cs == 0 && j == 0) ? 0 : 1);
         wgmma_m64n128k8_tf32_rs(chk, a_sml, smem_desc_advance(d_crs, 32 * j), 1);
-        /* big_a x big_b of every substep after all the corrections (see
-         * GS_3XTF32_DEFER_BIG): keep the big words until then. */
+        /* big_a x big_b of every substep after all the corrections (the
+         * kernel's doc says why): keep the big words until then. */
 #pragma unroll
         for (int r = 0; r < 4; ++r) big_keep[j][r] = a_big[r];
         wgmma_commit();

@@ -1,9 +1,8 @@
 /* FP32 GEMM on Hopper tensor cores with 3xTF32 (big*big + big*small +
  * small*big) and FP32 accumulation of per-K-chunk partials outside the
- * tensor cores (Ootomo-Yokota), layouts TN, NN, NT and TT (TN only when the
- * kernel file is compiled with -DGS_3XTF32_LAYOUTS=0); see kernels/gemm_f32_3xtf32.cu
- * for the technique and kernels/gemm_f32_3xtf32.NOTES.md for its status
- * and measurements (H200, 2026-12-03). sm_90a only. */
+ * tensor cores (Ootomo-Yokota), layouts TN, NN, NT and TT; see
+ * kernels/gemm_f32_3xtf32.cu for the technique and kernels/gemm_f32_3xtf32.md
+ * for its design, contract and measurements. sm_90a only. */
 #ifndef GS_GEMM_F32_3XTF32_H
 #define GS_GEMM_F32_3XTF32_H
 
@@ -25,7 +24,6 @@ extern "C" {
  *         ldb >= n;
  *     TT: trans_a 1, trans_b 1: A stored k x m, lda >= k; B stored n x k,
  *         ldb >= n;
- *     (a build with -DGS_3XTF32_LAYOUTS=0: TN only);
  *   A, B, C, D, bias: CUDA_R_32F; alpha/beta FP32;
  *   m % 128 == 0, n % 128 == 0, k % 32 == 0, all > 0 and < 2^31;
  *   A, B, C, D, bias (when used) 16-byte aligned;
@@ -43,9 +41,9 @@ extern "C" {
  * TF32(x - big) (kernels/tf32_split.h); per K-chunk of 32 the tensor cores
  * accumulate big*small + small*big, then big*big, and the chunks are summed
  * in FP32 outside them. Inf/NaN inputs enter big*big only (tf32_split.h), so
- * the Inf/NaN pattern of D is FP32 SGEMM's; documented exceptions in
- * gemm_f32_3xtf32.NOTES.md (an Inf times a nonzero value of magnitude below
- * 2^-136 gives NaN, SGEMM Inf). Inputs below about 2^-113 in magnitude are
+ * the Inf/NaN pattern of D is FP32 SGEMM's, with the exceptions its doc
+ * lists (kernels/gemm_f32_3xtf32.md: an Inf times a nonzero value of
+ * magnitude below 2^-136 gives NaN, SGEMM Inf). Inputs below about 2^-113 in magnitude are
  * carried with TF32 precision only (tf32_split.h).
  * Requires an sm_90 device (the caller checks the arch: the cubin is
  * sm_90a only, so elsewhere the launch fails with GS_K_LAUNCH_FAILED). */

@@ -169,7 +169,7 @@ __host__ __device__ __forceinline__ float4 ld4(const float *p) {
 /* One 16-byte shared store. On the device it is written as st.shared.v4:
  * from a plain uint4 store the compiler emitted four 4-byte stores where it
  * could not prove the address 16-byte aligned (the split's first row
- * chunk), and those were 4-way bank conflicts (ncu, 2026-12-03). */
+ * chunk), and those were 4-way bank conflicts (seen with ncu). */
 __host__ __device__ __forceinline__ void st4(float *p, uint4 v) {
 #ifdef __CUDA_ARCH__
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(gs_sm90::smem_u32(p)), "r"(v.x), "r"(v.y),

@@ -74,7 +74,7 @@ struct CfgT {
 };
 /* The base tile, for every problem in the class. */
 using Cfg128 = CfgT<128, 128>;
-/* The wide tile, per layout (measured, NOTES rounds 3, 6 and 7): 256 rows
+/* The wide tile, per layout (measured: kernels/sgemm_simt.md): 256 rows
  * of m when B is stored k-contiguous (NN, TN), 256 columns of n when B is
  * stored n-contiguous (NT, TT). 256 threads, 1 CTA per SM. */
 template <int TB>
@@ -124,9 +124,9 @@ __device__ __forceinline__ void cp_async_wait() {
 /* Operand contiguous along mn: element (kk, mn) at g[kk * ld + mn]. */
 template <class C, int EXT>
 struct LoaderMN {
-  /* A warp copies 512 contiguous bytes of one k row per pass. (Measured:
-   * this beats 4 rows x 128 B per warp with immediate offsets by 5% at
-   * 4096^3 NT, see NOTES.) */
+  /* A warp copies 512 contiguous bytes of one k row per pass (measured
+   * faster than 4 rows x 128 B per warp with immediate offsets:
+   * kernels/sgemm_simt.md). */
   static constexpr int ROW = EXT + C::PAD;
   static constexpr int CHUNKS_PER_ROW = EXT / 4;
   static constexpr int ROWS_PER_PASS = C::THREADS / CHUNKS_PER_ROW;
@@ -159,7 +159,7 @@ struct LoaderMN {
  * Lanes: 8 along k x 4 along mn, so one warp's 4-byte smem writes land on
  * banks 4*kk + mn (row pad 4): conflict free; global reads are 32-byte
  * sectors of 4 columns. (Measured alternatives, all slower: register-staged
- * 4x4 transposes, k-contiguous smem tiles; NOTES rounds 1 and 4.) */
+ * 4x4 transposes, k-contiguous smem tiles; kernels/sgemm_simt.md.) */
 template <class C, int EXT>
 struct LoaderK {
   static constexpr int ROW = EXT + C::PAD;
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   /* Volatile shared loads: ptxas keeps them where the source puts them (a
    * k-step ahead, spread between FFMAs). As plain loads, with the serpentine
    * order below, ptxas pulled each k-step's six LDS.128 together and then
-   * waited on them (NOTES rounds 5 and 7). */
+   * waited on them (kernels/sgemm_simt.md). */
   auto lds128 = [](float *d, const float *src) {
     asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
                  : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])

@@ -1,7 +1,7 @@
 /* FP32 SIMT SGEMM (cp.async multi-stage, 128x128 block tile or a per-layout
  * 256-wide one on large grids, 8x16 per thread) for Hopper; see
- * kernels/sgemm_simt.cu for the technique and kernels/sgemm_simt.NOTES.md
- * for measurements. */
+ * kernels/sgemm_simt.cu for the technique and kernels/sgemm_simt.md for
+ * the design, contract and measurements. */
 #ifndef GS_SGEMM_SIMT_H
 #define GS_SGEMM_SIMT_H
 

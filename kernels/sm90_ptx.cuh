@@ -1,6 +1,6 @@
 /* sm90_ptx.cuh: Hopper (sm_90a) PTX, one small named __device__ helper per
- * instruction family. Shared by the tensor-core kernels (gemm_bf16_wgmma.cu;
- * later the 3xTF32 FP32 kernel). Header-only, device code only; include it
+ * instruction family. Shared by the tensor-core kernels (the BF16 and 3xTF32
+ * kernels here, the stage-1 BF16 kernel in dev/). Header-only, device code only; include it
  * from a .cu compiled for sm_90a (-gencode=arch=compute_90a,code=sm_90a):
  * wgmma and setmaxnreg exist only there.
  *
