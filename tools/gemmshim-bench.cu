@@ -1,5 +1,5 @@
 /* gemmshim-bench: one kernel of the library's kernel table beside cuBLAS,
- * same process, same data. It measures; it checks nothing beyond its own
+ * same process, same data. It measures and checks nothing beyond its own
  * measurement (the contract battery is tests/gpu/check_kernels).
  *
  *   gemmshim-bench --list
@@ -7,46 +7,41 @@
  *                  [--warmup N] [--preheat-ms MS] [--sm-target N]
  *                  [--data uniform|randn|wide]
  *
- * NAME is a name of the kernel table (dispatch/variants.h; --list prints
- * it). Everything the bench knows of a kernel comes from its table entry:
- * the data type it computes in, its class of calls, its launcher, whether
- * it honours an SM-count target, its accuracy bound. Nothing here is
- * specific to one kernel.
+ * NAME is a name of the kernel table (dispatch/variants.h). All the bench
+ * knows of a kernel comes from its entry: data type, class of calls,
+ * launcher, whether it honours an SM-count target, accuracy bound; no code
+ * here is specific to one kernel. Shape file: one "m n k layout" per line
+ * (layout NN, TN, NT or TT: op(A) then op(B), as cuBLAS's transa/transb),
+ * '#' starts a comment.
  *
- * Shape file: one "m n k layout" per line (layout NN, TN, NT or TT: op(A)
- * then op(B), as cuBLAS's transa/transb), '#' starts a comment.
- *
- * The cuBLAS reference, by the entry's data type:
- *   CUDA_R_32F:  cublasSgemm in CUBLAS_DEFAULT_MATH (strict FP32, also
- *                beside an FP32 tensor-core kernel: that is what such a
- *                kernel replaces);
- *   CUDA_R_16BF: cublasGemmEx with A = B = C = CUDA_R_16BF,
- *                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP (what
- *                PyTorch's bf16 matmuls send).
+ * The cuBLAS reference, by the entry's data type: CUDA_R_32F: cublasSgemm
+ * in CUBLAS_DEFAULT_MATH (strict FP32, also beside an FP32 tensor-core
+ * kernel: that is what such a kernel replaces); CUDA_R_16BF: cublasGemmEx
+ * with A = B = C = CUDA_R_16BF, CUBLAS_COMPUTE_32F,
+ * CUBLAS_GEMM_DEFAULT_TENSOR_OP (what PyTorch's bf16 matmuls send).
  *
  * Per shape the bench describes the cuBLAS call as the shim would (a
- * gs_gemm of the BLAS entry, real device pointers, host pointer mode,
- * alpha 1, beta 0) and asks the table whether the kernel takes it, in the
- * router's order (gs_variant_fits_args, math_ok, gs_variant_fits_state). A
- * shape outside the kernel's class is reported with the reason and
- * skipped. Otherwise the launcher is called directly (gs_kernel_args).
+ * gs_gemm of the BLAS entry: real device pointers, host pointer mode,
+ * alpha 1, beta 0) and asks the table, in the router's order, whether the
+ * kernel takes it; a shape outside the class is reported with the reason
+ * and not timed. The launcher is called directly (gs_kernel_args).
  *
- * Method, per shape: data in [-1, 1) (never zero; --data randn or wide for
- * FP32 kernels). Error first: C and both outputs poisoned with NaN, beta =
- * 0, ours and cuBLAS compared with an FP64 GPU reference by relative
- * Frobenius error over all rows of up to 256 sampled columns. Then timing:
- * inputs rotate over enough buffer sets that the working set passes 3x the
- * 60 MB L2 (at most ~24 GB of sets for huge shapes), warm-up, then --iters
- * samples of ours and cuBLAS interleaved (alternating which runs first),
- * each sample timed with CUDA events around enough back-to-back calls to
- * last about a millisecond; medians reported. The SM clock is read through
- * NVML (dlopen'ed at run time, skipped cleanly if absent) while the samples
- * run, else measured with a clock64/globaltimer kernel right after them.
- * --preheat-ms runs cuBLAS alone (bf16 8192^3) that long before the sweep,
- * so every shape is measured in the sustained (power-capped) state rather
- * than the first ones at boost clock. --sm-target N (only for a kernel
- * whose entry honours it) gives cuBLAS's handle cublasSetSmCountTarget(N)
- * and our launcher sm_limit = N, as the shim passes a caller's target.
+ * Method: data in [-1, 1), never zero (--data randn or wide: FP32 kernels).
+ * Error first: C and both outputs poisoned with NaN, beta = 0, ours and
+ * cuBLAS compared with an FP64 GPU reference by relative Frobenius error
+ * over all rows of up to 256 sampled columns. Then timing: inputs rotate
+ * over enough buffer sets that the working set passes 3x the 60 MB L2 (at
+ * most ~24 GB of sets), warm-up, then --iters samples of ours and cuBLAS
+ * interleaved (alternating which runs first), each sample timed with CUDA
+ * events around enough back-to-back calls to last about a millisecond;
+ * medians reported. The SM clock is read through NVML (dlopen'ed at run
+ * time, skipped cleanly if absent) while the samples run, else measured
+ * with a clock64/globaltimer kernel right after them. --preheat-ms runs
+ * cuBLAS alone (bf16 8192^3) that long first, so every shape is measured in
+ * the sustained (power-capped) state, not the first ones at boost clock.
+ * --sm-target N (a kernel whose entry honours it) gives cuBLAS's handle
+ * cublasSetSmCountTarget(N) and our launcher sm_limit = N, as the shim
+ * passes a caller's target.
  *
  * Exit status: 0 ok; 1 if on some shape our error vs FP64 exceeds
  * err_vs_cublas * cuBLAS's + err_floor (the entry's bound: a result that
@@ -119,22 +114,19 @@ struct Nvml {
     getClock = (int (*)(void *, int, unsigned *))dlsym(lib, "nvmlDeviceGetClockInfo");
     getPower = (int (*)(void *, unsigned *))dlsym(lib, "nvmlDeviceGetPowerUsage");
     char bus[64];
-    if (!init || !byBus || init() != 0 || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_dev) != cudaSuccess ||
-        byBus(bus, &dev) != 0) {
+    if (!init || !byBus || init() != 0 ||
+        cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_dev) != cudaSuccess || byBus(bus, &dev) != 0)
       dev = nullptr;
-      return;
-    }
-    if (drv) drv(driver, sizeof driver);
+    else if (drv)
+      drv(driver, sizeof driver);
   }
-  int clock_mhz() {
+  int clock_mhz() { /* -1: unknown */
     unsigned c = 0;
-    if (dev && getClock && getClock(dev, 1 /*NVML_CLOCK_SM*/, &c) == 0) return (int)c;
-    return -1;
+    return dev && getClock && getClock(dev, 1 /*NVML_CLOCK_SM*/, &c) == 0 ? (int)c : -1;
   }
   int power_w() {
     unsigned p = 0;
-    if (dev && getPower && getPower(dev, &p) == 0) return (int)(p / 1000);
-    return -1;
+    return dev && getPower && getPower(dev, &p) == 0 ? (int)(p / 1000) : -1;
   }
 };
 static Nvml nvml;
@@ -147,12 +139,9 @@ enum Dist { DIST_UNIFORM, DIST_RANDN, DIST_WIDE };
 static const char *const dist_names[] = {"uniform", "randn", "wide"};
 
 __device__ __forceinline__ uint64_t mix64(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
+  x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+  x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
 }
 __device__ __forceinline__ float uniform_at(uint64_t seed, size_t i) { /* [-1, 1), never 0 */
   uint64_t h = mix64(seed * 0x9e3779b97f4a7c15ull + i);
@@ -171,11 +160,9 @@ __device__ __forceinline__ float randn_at(uint64_t seed, size_t i, int which) {
 __global__ void fill_f32(float *p, size_t n, uint64_t seed, int dist) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
-    float v;
-    if (dist == DIST_UNIFORM) v = uniform_at(seed, i);
-    else if (dist == DIST_RANDN) v = randn_at(seed, i, 0);
-    else v = randn_at(seed, i, 0) * expf(4.f * randn_at(seed, i, 1));
-    p[i] = v;
+    p[i] = dist == DIST_UNIFORM ? uniform_at(seed, i)
+           : dist == DIST_RANDN ? randn_at(seed, i, 0)
+                                : randn_at(seed, i, 0) * expf(4.f * randn_at(seed, i, 1));
   }
 }
 /* bf16: the uniform draw rounded to bf16 (0.5 where that rounds to 0). */
@@ -269,26 +256,18 @@ __global__ void __launch_bounds__(1024) err_sums(const T *D, int64_t ldd, const 
   for (int64_t s = 0; s < nsamp; ++s) {
     int64_t j = col_of(s, nsamp, n);
     for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
-      double r = ref[i + s * m];
-      double d = to_d(D[i + j * ldd]) - r;
-      a += d * d;
-      b += r * r;
+      const double r = ref[i + s * m], d = to_d(D[i + j * ldd]) - r;
+      a += d * d, b += r * r;
     }
   }
-  s0[threadIdx.x] = a;
-  s1[threadIdx.x] = b;
+  s0[threadIdx.x] = a, s1[threadIdx.x] = b;
   __syncthreads();
   for (int w = 512; w > 0; w >>= 1) {
-    if (threadIdx.x < w) {
-      s0[threadIdx.x] += s0[threadIdx.x + w];
-      s1[threadIdx.x] += s1[threadIdx.x + w];
-    }
+    if (threadIdx.x < w)
+      s0[threadIdx.x] += s0[threadIdx.x + w], s1[threadIdx.x] += s1[threadIdx.x + w];
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
-    sums[0] = s0[0];
-    sums[1] = s1[0];
-  }
+  if (threadIdx.x == 0) sums[0] = s0[0], sums[1] = s1[0];
 }
 
 /* Spin ~cycles SM cycles, report cycles and globaltimer nanoseconds. */
@@ -296,12 +275,10 @@ __global__ void clock_probe(long long cycles, unsigned long long *out) {
   unsigned long long t0, t1;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   long long c0 = clock64(), c1;
-  do {
-    c1 = clock64();
-  } while (c1 - c0 < cycles);
+  do c1 = clock64();
+  while (c1 - c0 < cycles);
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
-  out[0] = (unsigned long long)(c1 - c0);
-  out[1] = t1 - t0;
+  out[0] = (unsigned long long)(c1 - c0), out[1] = t1 - t0;
 }
 static int probe_clock_mhz() {
   unsigned long long *d, h[2];
@@ -324,8 +301,7 @@ struct Problem {
   int64_t c_elems() const { return ldc * n; }
 };
 static Problem make_problem(int64_t m, int64_t n, int64_t k, int ta, int tb) {
-  Problem p{m, n, k, ta, tb, ta ? k : m, tb ? n : k, m};
-  return p;
+  return Problem{m, n, k, ta, tb, ta ? k : m, tb ? n : k, m};
 }
 static const char *layout_name(int ta, int tb) {
   static const char *names[2][2] = {{"NN", "NT"}, {"TN", "TT"}};
@@ -369,25 +345,18 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
   const bool f32 = b.v->data_type == CUDA_R_32F;
   gs_gemm g;
   memset(&g, 0, sizeof g);
-  g.entry = GS_NONE;
-  g.entry_name = f32 ? "cublasSgemm_v2" : "cublasGemmEx";
+  g.entry = GS_NONE, g.entry_name = f32 ? "cublasSgemm_v2" : "cublasGemmEx";
   g.a_type = g.b_type = g.c_type = g.d_type = b.v->data_type;
   g.compute_type = f32 ? GS_NONE : CUBLAS_COMPUTE_32F;
-  g.scale_type = GS_NONE;
-  g.trans_a = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-  g.trans_b = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   g.algo = f32 ? GS_NONE : CUBLAS_GEMM_DEFAULT_TENSOR_OP;
-  g.m = p.m, g.n = p.n, g.k = p.k;
+  g.scale_type = g.epilogue = g.bias_type = GS_NONE;
+  g.trans_a = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  g.m = p.m, g.n = p.n, g.k = p.k, g.batch = 1;
   g.lda = p.lda, g.ldb = p.ldb, g.ldc = g.ldd = p.ldc;
-  g.batch = 1;
   g.A = A, g.B = B, g.C = C, g.D = C;
   g.alpha = &k_one, g.beta = &k_zero;
-  g.state_loaded = 1;
-  g.pointer_mode = CUBLAS_POINTER_MODE_HOST;
-  g.math_mode = b.math_mode;
-  g.sm_count_target = b.sm_target;
-  g.stream = nullptr;
-  g.epilogue = g.bias_type = GS_NONE;
+  g.state_loaded = 1, g.pointer_mode = CUBLAS_POINTER_MODE_HOST, g.stream = nullptr;
+  g.math_mode = b.math_mode, g.sm_count_target = b.sm_target;
   return g;
 }
 
@@ -425,11 +394,12 @@ static const char *reason_name(gs_reason r) {
 }
 
 /* Whether the kernel takes the call, in the router's order (route.c): the
- * arguments, then (after load_state) the math, then the state. */
-static gs_reason fits(const Bench &b, const gs_gemm &g) {
+ * arguments, then (after load_state) the math, then the state, which needs
+ * the real pointers. */
+static gs_reason fits(const Bench &b, const gs_gemm &g, bool state) {
   gs_reason r = gs_variant_fits_args(b.v, &g);
   if (r == GS_R_ROUTED && !b.v->math_ok(&g)) r = GS_R_MATH_MODE;
-  if (r == GS_R_ROUTED) r = gs_variant_fits_state(b.v, &g);
+  if (r == GS_R_ROUTED && state) r = gs_variant_fits_state(b.v, &g);
   return r;
 }
 
@@ -439,17 +409,11 @@ static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *
                                   void *C) {
   gs_kernel_args a;
   memset(&a, 0, sizeof a);
-  a.m = p.m, a.n = p.n, a.k = p.k;
-  a.trans_a = p.ta, a.trans_b = p.tb;
-  a.A = A, a.lda = p.lda;
-  a.B = B, a.ldb = p.ldb;
-  a.C = C, a.ldc = p.ldc;
-  a.D = C, a.ldd = p.ldc;
-  a.alpha = k_one, a.beta = k_zero;
-  a.stream = 0;
-  a.sm_limit = b.sm_target;
-  a.device = b.device;
-  a.ctx_id = b.ctx_id;
+  a.m = p.m, a.n = p.n, a.k = p.k, a.trans_a = p.ta, a.trans_b = p.tb;
+  a.A = A, a.lda = p.lda, a.B = B, a.ldb = p.ldb;
+  a.C = C, a.ldc = p.ldc, a.D = C, a.ldd = p.ldc;
+  a.alpha = k_one, a.beta = k_zero, a.stream = 0;
+  a.sm_limit = b.sm_target, a.device = b.device, a.ctx_id = b.ctx_id;
   return a;
 }
 
@@ -489,9 +453,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   const size_t es = sizeof(T);
   row = Row();
   /* the arguments and math first: no memory for a shape outside the class */
-  gs_gemm g = describe(b, p, nullptr, nullptr, nullptr);
-  *why = gs_variant_fits_args(v, &g);
-  if (*why == GS_R_ROUTED && !v->math_ok(&g)) *why = GS_R_MATH_MODE;
+  *why = fits(b, describe(b, p, nullptr, nullptr, nullptr), false);
   if (*why != GS_R_ROUTED) return OUTSIDE;
 
   const double set_bytes = (double)(p.a_elems() + p.b_elems() + p.c_elems()) * es;
@@ -506,6 +468,9 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
     CK(cudaMalloc(&A[s], p.a_elems() * es));
     CK(cudaMalloc(&B[s], p.b_elems() * es));
     CK(cudaMalloc(&C[s], p.c_elems() * es));
+    fill_data(A[s], p.a_elems(), 1000 + 3 * s, b.dist);
+    fill_data(B[s], p.b_elems(), 1001 + 3 * s, b.dist);
+    fill_data(C[s], p.c_elems(), 1002 + 3 * s, b.dist);
   }
   T *Do, *Dc;
   double *ref, *dsums;
@@ -520,18 +485,10 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   };
   /* every call made below, with its own pointers, must be one the kernel
    * takes (alignment of the real buffers) */
-  *why = fits(b, describe(b, p, A[0], B[0], Do));
+  *why = fits(b, describe(b, p, A[0], B[0], Do), true);
   for (int s = 0; s < nsets && *why == GS_R_ROUTED; ++s)
-    *why = fits(b, describe(b, p, A[s], B[s], C[s]));
-  if (*why != GS_R_ROUTED) {
-    release();
-    return OUTSIDE;
-  }
-  for (int s = 0; s < nsets; ++s) {
-    fill_data(A[s], p.a_elems(), 1000 + 3 * s, b.dist);
-    fill_data(B[s], p.b_elems(), 1001 + 3 * s, b.dist);
-    fill_data(C[s], p.c_elems(), 1002 + 3 * s, b.dist);
-  }
+    *why = fits(b, describe(b, p, A[s], B[s], C[s]), true);
+  if (*why != GS_R_ROUTED) return release(), OUTSIDE;
 
   auto launch = [&](const T *a, const T *bb, T *c) {
     gs_kernel_args ka = kernel_args(b, p, a, bb, c);
@@ -549,10 +506,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   CK(cudaDeviceSynchronize());
   row.cub_err = rel_err(p, Dc, ref, nsamp, dsums);
   gs_kstatus st = launch(A[0], B[0], Do);
-  if (st == GS_K_UNSUPPORTED) {
-    release();
-    return REFUSED;
-  }
+  if (st == GS_K_UNSUPPORTED) return release(), REFUSED;
   if (st != GS_K_OK)
     die("%s: launch status %d for %lld x %lld x %lld %s\n", v->name, (int)st, (long long)p.m,
         (long long)p.n, (long long)p.k, layout_name(p.ta, p.tb));
@@ -829,8 +783,8 @@ int main(int argc, char **argv) {
   if (v->preload && v->preload() != 0)
     die("%s: preload failed: %s\n", v->name, cudaGetErrorString(cudaGetLastError()));
   if (f32 && getenv("NVIDIA_TF32_OVERRIDE"))
-    fprintf(stderr, "note: NVIDIA_TF32_OVERRIDE=%s is set (the FP32 reference must be plain FP32)\n",
-            getenv("NVIDIA_TF32_OVERRIDE"));
+    fprintf(stderr, "note: NVIDIA_TF32_OVERRIDE=%s is set (the FP32 reference must be plain "
+                    "FP32)\n", getenv("NVIDIA_TF32_OVERRIDE"));
   nvml.open(b.device);
   int drv = 0;
   CK(cudaDriverGetVersion(&drv));
