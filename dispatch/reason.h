@@ -1,5 +1,5 @@
 /* Why a call went where it went, as the router, the kernel table's
- * capability checks and the log share it; gs_reason_name (route.h) names
+ * capability checks and the log share it; gs_reason_name (reason.c) names
  * each in the log. */
 #ifndef GS_REASON_H
 #define GS_REASON_H
@@ -8,7 +8,7 @@
  * later reason means the call got further; for a call no variant takes, the
  * reason recorded is the furthest any variant got. What the arguments alone
  * decide comes first, so most forwarded calls never pay for reading the
- * handle's state. Keep gs_reason_name in step (route.c). */
+ * handle's state. Keep gs_reason_name in step (reason.c). */
 typedef enum gs_reason {
   GS_R_ROUTED = 0,       /* served by one of our kernels */
   GS_R_ROUTING_OFF,      /* GEMMSHIM_ROUTE=0: observe only */
@@ -63,5 +63,13 @@ typedef enum gs_reason {
   GS_R_AB_SKIPPED_ALLOC,     /* sampled, but scratch could not be allocated */
   GS_R_COUNT
 } gs_reason;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+const char *gs_reason_name(gs_reason r);
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -21,6 +21,5 @@ gs_decision gs_route(gs_gemm *g);
 /* Argument checks as cuBLAS makes them; nonzero when the call is invalid. */
 int gs_args_invalid(const gs_gemm *g);
 
-const char *gs_reason_name(gs_reason r);
 
 #endif

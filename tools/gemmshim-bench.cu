@@ -379,20 +379,6 @@ static int pick_math_mode(const gs_variant *v) {
   return v->math_ok(&g) ? CUBLAS_FP32_EMULATED_BF16X9_MATH : CUBLAS_DEFAULT_MATH;
 }
 
-/* The reasons a described call can get here (the names of route.c's
- * gs_reason_name, which lives outside the table's library). */
-static const char *reason_name(gs_reason r) {
-  static const struct { gs_reason r; const char *name; } names[] = {
-      {GS_R_DTYPE, "dtype"}, {GS_R_BATCHED, "batched"}, {GS_R_LAYOUT, "layout"},
-      {GS_R_SIZE_CLASS, "size_class"}, {GS_R_MATH_MODE, "math_mode"},
-      {GS_R_POINTER_MODE, "pointer_mode"}, {GS_R_ALPHA_ZERO, "alpha_zero"},
-      {GS_R_EPILOGUE, "epilogue"}, {GS_R_LT_ATTRIBUTE, "lt_attribute"},
-      {GS_R_ALIGNMENT, "alignment"}};
-  for (const auto &n : names)
-    if (n.r == r) return n.name;
-  return "other";
-}
-
 /* Whether the kernel takes the call, in the router's order (route.c): the
  * arguments, then (after load_state) the math, then the state, which needs
  * the real pointers. */
@@ -840,7 +826,7 @@ int main(int argc, char **argv) {
     if (o != MEASURED) {
       if (o == OUTSIDE)
         printf("%-22s %-3s   outside the kernel's class: %s (not timed)\n", shape, lay,
-               reason_name(why));
+               gs_reason_name(why));
       else
         printf("%-22s %-3s   ** the launcher refused a call its table entry takes (not timed)"
                " **\n", shape, lay), bad = 1;

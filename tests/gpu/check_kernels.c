@@ -53,21 +53,6 @@ static void verdict(const char *kernel, const char *what, int ok, double ours, d
 }
 
 /* ---- the real cuBLAS, past the shim: the references ---------------------- */
-typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                   int, const float *, const float *, int, const float *, int,
-                                   const float *, float *, int);
-typedef cublasStatus_t (*dgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                   int, const double *, const double *, int, const double *, int,
-                                   const double *, double *, int);
-typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                    int, int, const void *, const void *, cudaDataType, int,
-                                    const void *, cudaDataType, int, const void *, void *,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-typedef cublasStatus_t (*ltmatmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
-                                      const void *, cublasLtMatrixLayout_t, const void *,
-                                      cublasLtMatrixLayout_t, const void *, const void *,
-                                      cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
-                                      const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
 static sgemm_fn real_sgemm;
 static dgemm_fn real_dgemm;
 static gemmex_fn real_gemmex;

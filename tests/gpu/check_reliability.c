@@ -53,18 +53,6 @@ static void verdict(const char *what, int ok)
   fflush(stdout);
 }
 
-typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                   int, const float *, const float *, int, const float *, int,
-                                   const float *, float *, int);
-typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                    int, int, const void *, const void *, cudaDataType, int,
-                                    const void *, cudaDataType, int, const void *, void *,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-typedef cublasStatus_t (*ltmatmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
-                                      const void *, cublasLtMatrixLayout_t, const void *,
-                                      cublasLtMatrixLayout_t, const void *, const void *,
-                                      cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
-                                      const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
 
 /* The real cuBLAS, past the shim's wrappers. */
 static sgemm_fn real_sgemm;

@@ -103,10 +103,6 @@ static double rel_diff(const uint16_t *x, const uint16_t *ref, size_t n)
   return isfinite(num) ? sqrt(num / (den > 0 ? den : 1)) : INFINITY;
 }
 
-typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                    int, int, const void *, const void *, cudaDataType, int,
-                                    const void *, cudaDataType, int, const void *, void *,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 
 /* D = A B in layout (ta, tb), BF16 in and out, FP32 compute, D poisoned
  * first (beta = 0 must not read it); returns D on the host. */

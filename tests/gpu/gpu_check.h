@@ -3,6 +3,7 @@
 #ifndef GS_GPU_CHECK_H
 #define GS_GPU_CHECK_H
 
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -28,6 +29,24 @@
       exit(1);                                                                    \
     }                                                                             \
   } while (0)
+
+/* The real cuBLAS entry points, as a check reaches them past the shim
+ * (dlsym(RTLD_NEXT, ...)). */
+typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const float *, const float *, int, const float *, int,
+                                   const float *, float *, int);
+typedef cublasStatus_t (*dgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const double *, const double *, int, const double *, int,
+                                   const double *, double *, int);
+typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                    int, int, const void *, const void *, cudaDataType, int,
+                                    const void *, cudaDataType, int, const void *, void *,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+typedef cublasStatus_t (*ltmatmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
+                                      const void *, cublasLtMatrixLayout_t, const void *,
+                                      cublasLtMatrixLayout_t, const void *, const void *,
+                                      cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
+                                      const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
 
 /* Our kernels load into a context on a thread of the shim's, and calls
  * forward (reason loading) until they are in: a check waits for that (at
