@@ -21,7 +21,7 @@ int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writ
                          gs_scratch_layout *out)
 {
   int type = g->is_lt ? g->d_type : g->c_type;
-  size_t elem = type == CUDA_R_32F ? 4 : type == CUDA_R_16BF ? 2 : 0;
+  size_t elem = type == CUDA_R_32F ? 4 : type == CUDA_R_16BF || type == CUDA_R_16F ? 2 : 0;
   if (!elem || g->m <= 0 || g->n <= 0 || g->ldd < g->m) return -1;
   int64_t per16 = (int64_t)(16 / elem);
   out->ld = cublas_writes && g->is_lt ? g->ldd : (g->m + per16 - 1) / per16 * per16;

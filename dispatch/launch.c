@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../kernels/compare.h"
 #include "config.h"
 #include "context.h"
 #include "health.h"
@@ -73,5 +74,11 @@ gs_reason gs_launch_refused(const gs_variant *v, gs_ctx *ctx, gs_kstatus st,
 int gs_output_elem_bytes(const gs_gemm *g)
 {
   int out = g->is_lt ? g->d_type : g->c_type;
-  return out == CUDA_R_32F ? 4 : out == CUDA_R_16BF ? 2 : 0;
+  return out == CUDA_R_32F ? 4 : out == CUDA_R_16BF || out == CUDA_R_16F ? 2 : 0;
+}
+
+int gs_output_compare_type(const gs_gemm *g)
+{
+  int out = g->is_lt ? g->d_type : g->c_type;
+  return out == CUDA_R_16BF ? GS_CMP_BF16 : out == CUDA_R_16F ? GS_CMP_F16 : GS_CMP_F32;
 }

@@ -145,7 +145,7 @@ static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a,
   *status = g->reissue(g, g->C, g->D);
   d->variant = NULL;
   d->reason = GS_R_UNCHECKED;
-  gs_compare_type type = elem == 2 ? GS_CMP_BF16 : GS_CMP_F32;
+  gs_compare_type type = (gs_compare_type)gs_output_compare_type(g);
   int queued = *status == CUBLAS_STATUS_SUCCESS &&
                gs_compare(type, base + lay.out, lay.ld, g->D, g->ldd, g->m, g->n,
                           base + lay.partials, (gs_compare_result *)(base + lay.result), s) == 0 &&

@@ -11,6 +11,7 @@
 #include "gs_launch.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <float.h>
 #include <math.h>
 
@@ -47,6 +48,7 @@ __device__ Acc block_reduce(Acc v)
 
 __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ inline float to_float(__half v) { return __half2float(v); }
 
 template <typename T>
 __global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, int64_t ldx, const T *ref,
@@ -100,6 +102,7 @@ extern "C" int gs_compare_preload(void)
   cudaFuncAttributes fa;
   if (cudaFuncGetAttributes(&fa, gemmshim_compare_partial<float>) != cudaSuccess ||
       cudaFuncGetAttributes(&fa, gemmshim_compare_partial<__nv_bfloat16>) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, gemmshim_compare_partial<__half>) != cudaSuccess ||
       cudaFuncGetAttributes(&fa, gemmshim_compare_final) != cudaSuccess) {
     (void)cudaGetLastError();
     return -1;
@@ -122,6 +125,9 @@ extern "C" int gs_compare(gs_compare_type type, const void *x, int64_t ldx, cons
     gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const __nv_bfloat16 *)x, ldx,
                                                    (const __nv_bfloat16 *)ref, ldr, m, n,
                                                    (Acc *)partials);
+  else if (type == GS_CMP_F16)
+    gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const __half *)x, ldx, (const __half *)ref,
+                                                   ldr, m, n, (Acc *)partials);
   else
     gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const float *)x, ldx, (const float *)ref, ldr,
                                                    m, n, (Acc *)partials);

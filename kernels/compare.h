@@ -1,5 +1,5 @@
 /* Compare two matrices on the device, deterministically: what A/B mode and
- * the self-check report. FP32 or BF16 elements, compared in FP64. */
+ * the self-check report. FP32, BF16 or FP16 elements, compared in FP64. */
 #ifndef GS_COMPARE_H
 #define GS_COMPARE_H
 
@@ -27,7 +27,7 @@ int gs_compare_preload(void);
 /* Scratch the launcher needs for its partial results, in bytes. */
 size_t gs_compare_scratch_bytes(void);
 
-typedef enum gs_compare_type { GS_CMP_F32 = 0, GS_CMP_BF16 = 1 } gs_compare_type;
+typedef enum gs_compare_type { GS_CMP_F32 = 0, GS_CMP_BF16 = 1, GS_CMP_F16 = 2 } gs_compare_type;
 
 /* x and ref: m x n column-major matrices of `type` with leading dims ldx,
  * ldr. partials: gs_compare_scratch_bytes() of device memory; out: one

@@ -78,7 +78,11 @@ static void test_scratch_layout(void **s)
   assert_int_equal(gs_scratch_layout_of(&g, 0, 1, &l), 0);
   assert_int_equal(l.ld, 1000);
 
-  g = call(0, CUDA_R_16F, 64, 64, 64);         /* no comparison for this output type */
+  g = call(1, CUDA_R_16F, 100, 100, 3);        /* FP16 as BF16: 8 per 16 bytes */
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), 0);
+  assert_int_equal(l.ld, 104);
+
+  g = call(0, CUDA_R_64F, 64, 64, 64);         /* no comparison for this output type */
   assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), -1);
 }
 

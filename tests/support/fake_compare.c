@@ -15,9 +15,20 @@ typedef struct compare_work {
   gs_compare_result *out;
 } compare_work;
 
+/* IEEE binary16 to float, exactly (subnormals, Inf and NaN included). */
+static float half_to_float(uint16_t h)
+{
+  int e = (h >> 10) & 31;
+  float mag = e == 0 ? ldexpf((float)(h & 1023), -24)
+              : e == 31 ? ((h & 1023) ? NAN : INFINITY)
+                        : ldexpf((float)((h & 1023) | 1024), e - 25);
+  return (h & 0x8000) ? -mag : mag;
+}
+
 static float load(gs_compare_type type, const void *p, int64_t i)
 {
   if (type == GS_CMP_F32) return ((const float *)p)[i];
+  if (type == GS_CMP_F16) return half_to_float(((const uint16_t *)p)[i]);
   uint32_t bits = (uint32_t)((const uint16_t *)p)[i] << 16;
   float f;
   memcpy(&f, &bits, 4);
