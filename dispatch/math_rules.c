@@ -55,6 +55,13 @@ int gs_bf16_types(const gs_gemm *g)
          (g->compute_type == CUBLAS_COMPUTE_32F || g->compute_type == CUBLAS_COMPUTE_32F_PEDANTIC);
 }
 
+int gs_f16_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_16F && g->b_type == CUDA_R_16F && g->c_type == CUDA_R_16F &&
+         g->d_type == CUDA_R_16F &&
+         (g->compute_type == CUBLAS_COMPUTE_32F || g->compute_type == CUBLAS_COMPUTE_32F_PEDANTIC);
+}
+
 int gs_bf16_math(const gs_gemm *g)
 {
   return !g->is_lt || g->scale_type == CUDA_R_32F;

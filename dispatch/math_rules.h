@@ -38,6 +38,11 @@ int gs_f32_tc_opted_in(const gs_gemm *g, const gs_config_t *cfg);
 /* BF16 in and out, FP32 accumulation. */
 int gs_bf16_types(const gs_gemm *g);
 
+/* FP16 in and out, FP32 accumulation (GemmEx and cuBLASLt with
+ * COMPUTE_32F; COMPUTE_16F asks for FP16 accumulation, which stays
+ * cuBLAS's). gs_bf16_math is its math rule too. */
+int gs_f16_types(const gs_gemm *g);
+
 /* Math mode does not change a BF16 GEMM with FP32 accumulation; cuBLASLt
  * must scale in FP32. */
 int gs_bf16_math(const gs_gemm *g);

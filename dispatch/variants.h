@@ -47,6 +47,7 @@ typedef struct gs_variant {
   int elem_bytes;                  /* of A and B */
   int align_bytes;                 /* pointers and ld * elem_bytes */
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
+  int64_t n_max;                   /* the largest n it takes; 0: no bound */
   /* Nonzero: the launcher holds its grid to gs_kernel_args.sm_limit (a
    * persistent grid). */
   int honours_sm_target;
@@ -71,7 +72,8 @@ typedef struct gs_variant {
 extern const gs_variant *const gs_variants[];
 extern const size_t gs_n_variants;
 /* The entries of variants.c, for the routing policy (routes.c). */
-extern const gs_variant gs_kernel_sgemm_simt, gs_kernel_bf16_persistent, gs_kernel_f32_3xtf32;
+extern const gs_variant gs_kernel_sgemm_simt, gs_kernel_bf16_persistent, gs_kernel_f32_3xtf32,
+    gs_kernel_decode_bf16, gs_kernel_decode_f16;
 
 /* The entry of that name, or NULL. */
 const gs_variant *gs_variant_named(const char *name);
@@ -96,6 +98,7 @@ static inline gs_reason gs_variant_fits_args(const gs_variant *v, const gs_gemm 
   if (g->batch != 1) return GS_R_BATCHED;
   if (!(v->layouts & gs_layout_bit(g))) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
+  if (v->n_max && g->n > v->n_max) return GS_R_SIZE_CLASS;
   return GS_R_ROUTED;
 }
 gs_reason gs_variant_fits_state(const gs_variant *v, const gs_gemm *g);

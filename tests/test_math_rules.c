@@ -156,6 +156,30 @@ static void test_bf16(void **s)
   assert_false(gs_bf16_math(&g));
 }
 
+/* FP16 with FP32 accumulation only: COMPUTE_16F (FP16 accumulation) and
+ * mixed types stay cuBLAS's; a BF16 call is not FP16's. */
+static void test_f16(void **s)
+{
+  (void)s;
+  gs_gemm g = f32_blas(CUBLAS_COMPUTE_32F, CUBLAS_DEFAULT_MATH);
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16F;
+  assert_true(gs_f16_types(&g));
+  assert_false(gs_bf16_types(&g));
+  g.compute_type = CUBLAS_COMPUTE_32F_PEDANTIC;
+  assert_true(gs_f16_types(&g));
+  g.compute_type = CUBLAS_COMPUTE_16F;
+  assert_false(gs_f16_types(&g));
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.c_type = CUDA_R_32F;
+  assert_false(gs_f16_types(&g));
+  g.c_type = CUDA_R_16F;
+  g.b_type = CUDA_R_16BF;
+  assert_false(gs_f16_types(&g));
+  g.b_type = CUDA_R_16F;
+  g.d_type = CUDA_R_16BF;
+  assert_false(gs_f16_types(&g));
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -165,6 +189,7 @@ int main(void)
     cmocka_unit_test(test_tensor_core_math),
     cmocka_unit_test(test_opt_in),
     cmocka_unit_test(test_bf16),
+    cmocka_unit_test(test_f16),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
