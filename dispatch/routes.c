@@ -34,6 +34,19 @@ static const gs_win_rule f32_3xtf32_wins[] = {
   { GS_LAYOUT_ALL, 1024, 8192, 2048, 8192, 1024, 4096 },
 };
 
+/* Few-token GEMMs (bench/shapes/decode.txt, --roofline): a weight m x k,
+ * a layout, a range of n where the kernel measured >= 1.02x cuBLAS in
+ * bench/results/gemm_decode_bf16-h200-2026-12-03-run1.csv (f16:
+ * gemm_decode_f16-...) and in the variant sweep
+ * bench/results/decode_variants-h200-2026-12-03.csv (vC). */
+#define DECODE(lay, m, k, n_lo, n_hi) { GS_LAYOUT_##lay, m, m, n_lo, n_hi, k, k }
+static const gs_win_rule decode_bf16_wins[] = {
+  DECODE(TN, 1024, 4096, 1, 16),     /* GQA k/v of an 8B model, F.linear */
+};
+static const gs_win_rule decode_f16_wins[] = {
+  DECODE(TN, 1024, 4096, 1, 16),
+};
+
 #define WINS(w) .wins = w, .n_wins = sizeof w / sizeof *w
 /* The opt-in FP32 kernel first: a call that asked for it gets it where it
  * wins, the strict FP32 kernel otherwise. */
@@ -43,5 +56,7 @@ const gs_route_entry gs_routes[] = {
    * 1.02x cuBLAS SGEMM; reachable under GEMMSHIM_FORCE */
   { .kernel = &gs_kernel_sgemm_simt, .wins = NULL, .n_wins = 0 },
   { .kernel = &gs_kernel_bf16_persistent, WINS(bf16_persistent_wins) },
+  { .kernel = &gs_kernel_decode_bf16, WINS(decode_bf16_wins) },
+  { .kernel = &gs_kernel_decode_f16, WINS(decode_f16_wins) },
 };
 const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;

@@ -5,6 +5,7 @@
 #include <library_types.h>
 
 #include "../kernels/gemm_bf16_wgmma_persistent.h"
+#include "../kernels/gemm_decode.h"
 #include "../kernels/gemm_f32_3xtf32.h"
 #include "../kernels/sgemm_simt.h"
 #include "math_rules.h"
@@ -78,6 +79,36 @@ const gs_variant gs_kernel_f32_3xtf32 = {
   .preload = gs_gemm_f32_3xtf32_preload,
 };
 
+/* Few-token GEMMs, BF16 and FP16 (kernels/gemm_decode.md): the weight as
+ * op(A), read once; every m and k. */
+#define DECODE_ENTRY(type, types, launcher)                                  \
+  .cc_major = 9, .cc_minor = 0,                                             \
+  .data_type = type,                                                        \
+  .types_ok = types,                                                        \
+  .math_ok = gs_bf16_math,                                                  \
+  .layouts = GS_LAYOUT_TN | GS_LAYOUT_NN,                                   \
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,                                   \
+  .bias_type = type,                                                        \
+  .elem_bytes = 2,                                                          \
+  .align_bytes = 16,                                                        \
+  .m_mult = 1, .n_mult = 1, .k_mult = 1,                                    \
+  .n_max = GS_GEMM_DECODE_MAX_N,                                            \
+  /* 16-bit output: ours and cuBLAS may round to neighbouring values */     \
+  .selfcheck_tol = 1e-2,                                                    \
+  .err_vs_cublas = 1.5, .err_floor = 0,                                     \
+  .launch = launcher,                                                       \
+  .path_of = gs_gemm_decode_path,                                           \
+  .preload = gs_gemm_decode_preload
+const gs_variant gs_kernel_decode_bf16 = {
+  .name = "gemm_decode_bf16",
+  DECODE_ENTRY(CUDA_R_16BF, gs_bf16_types, gs_gemm_decode_bf16_launch),
+};
+const gs_variant gs_kernel_decode_f16 = {
+  .name = "gemm_decode_f16",
+  DECODE_ENTRY(CUDA_R_16F, gs_f16_types, gs_gemm_decode_f16_launch),
+};
+
 const gs_variant *const gs_variants[] = { &gs_kernel_f32_3xtf32, &gs_kernel_sgemm_simt,
-                                          &gs_kernel_bf16_persistent };
+                                          &gs_kernel_bf16_persistent, &gs_kernel_decode_bf16,
+                                          &gs_kernel_decode_f16 };
 const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

@@ -19,6 +19,7 @@
 #include "../dispatch/routes.h"
 #include "../dispatch/variants.h"
 #include "../kernels/gemm_bf16_wgmma_persistent.h"
+#include "../kernels/gemm_decode.h"
 #include "../kernels/gemm_f32_3xtf32.h"
 #include "../kernels/sgemm_simt.h"
 
@@ -31,7 +32,22 @@ static supports_fn launcher_check(const char *name)
   if (!strcmp(name, "sgemm_simt")) return gs_sgemm_simt_supports;
   if (!strcmp(name, "gemm_bf16_wgmma_persistent")) return gs_gemm_bf16_wgmma_persistent_supports;
   if (!strcmp(name, "gemm_f32_3xtf32")) return gs_gemm_f32_3xtf32_supports;
+  if (!strcmp(name, "gemm_decode_bf16")) return gs_gemm_decode_supports;
+  if (!strcmp(name, "gemm_decode_f16")) return gs_gemm_decode_supports;
   return NULL;
+}
+
+/* The sizes calls are built from: a kernel's multiple, or for a kernel that
+ * takes every size (multiple 1) a natural one, so that the calls are not
+ * tiny and their leading dimensions can be aligned. */
+static int64_t m_unit(const gs_variant *v) { return v->m_mult > 1 ? v->m_mult : 64; }
+static int64_t k_unit(const gs_variant *v) { return v->k_mult > 1 ? v->k_mult : 64; }
+
+/* count * n_mult, held to the kernel's n_max. */
+static int64_t n_of(const gs_variant *v, int64_t count)
+{
+  int64_t n = count * v->n_mult;
+  return v->n_max && n > v->n_max ? v->n_max : n;
 }
 
 static void test_every_kernel_has_one_route(void **s)
@@ -63,10 +79,13 @@ static void test_fields_make_sense(void **s)
     assert_non_null(v->launch);
     assert_non_null(v->types_ok);
     assert_non_null(v->math_ok);
-    assert_true(v->data_type == CUDA_R_32F || v->data_type == CUDA_R_16BF);
+    assert_true(v->data_type == CUDA_R_32F || v->data_type == CUDA_R_16BF ||
+                v->data_type == CUDA_R_16F);
     assert_int_equal(v->elem_bytes, v->data_type == CUDA_R_32F ? 4 : 2);
     assert_true(v->align_bytes >= v->elem_bytes && v->align_bytes % v->elem_bytes == 0);
     assert_true(v->m_mult > 0 && v->n_mult > 0 && v->k_mult > 0);
+    /* 0, or a bound that some n of the class lies under */
+    assert_true(v->n_max == 0 || (v->n_max >= v->n_mult && v->n_max % v->n_mult == 0));
     assert_true(v->layouts != 0 && (v->layouts & ~GS_LAYOUT_ALL) == 0);
     assert_true(v->epilogues & GS_EPI_NONE);
     assert_true(v->selfcheck_tol > 0 && v->selfcheck_tol < 0.1);
@@ -75,7 +94,19 @@ static void test_fields_make_sense(void **s)
   }
 }
 
-/* A plain, valid, aligned BLAS call of v's data type. */
+/* pad for call_of: each leading dimension rounded up to the kernel's
+ * alignment rather than padded by a fixed count. */
+#define PAD_TO_ALIGNMENT (-1)
+
+static int64_t ld_of(const gs_variant *v, int64_t rows, int64_t pad)
+{
+  if (pad != PAD_TO_ALIGNMENT) return rows + pad;
+  int64_t per = v->align_bytes / v->elem_bytes;
+  return (rows + per - 1) / per * per;
+}
+
+/* A plain, valid BLAS call of v's data type; aligned unless pad or a_off
+ * says otherwise. */
 static gs_gemm call_of(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, int64_t k,
                        int64_t pad, uintptr_t a_off)
 {
@@ -84,6 +115,8 @@ static gs_gemm call_of(const gs_variant *v, int ta, int tb, int64_t m, int64_t n
   memset(&g, 0, sizeof g);
   g.entry_name = "test";
   g.a_type = g.b_type = g.c_type = g.d_type = v->data_type;
+  /* the BLAS entries of 16-bit data (GemmEx) give FP32 accumulation as
+   * COMPUTE_32F; Sgemm gives none */
   g.compute_type = v->data_type == CUDA_R_32F ? GS_NONE : CUBLAS_COMPUTE_32F;
   g.scale_type = CUDA_R_32F;
   g.trans_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -91,9 +124,9 @@ static gs_gemm call_of(const gs_variant *v, int ta, int tb, int64_t m, int64_t n
   g.algo = GS_NONE;
   g.epilogue = GS_NONE;
   g.m = m; g.n = n; g.k = k; g.batch = 1;
-  g.lda = (ta ? k : m) + pad;
-  g.ldb = (tb ? n : k) + pad;
-  g.ldc = g.ldd = m + pad;
+  g.lda = ld_of(v, ta ? k : m, pad);
+  g.ldb = ld_of(v, tb ? n : k, pad);
+  g.ldc = g.ldd = ld_of(v, m, pad);
   g.A = (const void *)(uintptr_t)(0x10000000 + a_off);
   g.B = (const void *)(uintptr_t)0x20000000;
   g.C = (const void *)(uintptr_t)0x30000000;
@@ -102,12 +135,23 @@ static gs_gemm call_of(const gs_variant *v, int ta, int tb, int64_t m, int64_t n
   return g;
 }
 
+/* The first layout of NN, TN, NT, TT that v takes. */
+static void first_layout(const gs_variant *v, int *ta, int *tb)
+{
+  int l = 0;
+  while (l < 3 && !((v->layouts >> l) & 1)) l++;
+  *ta = l & 1;
+  *tb = l >> 1;
+}
+
 static void test_each_type_is_accepted_by_its_kernel(void **s)
 {
   (void)s;
   for (size_t i = 0; i < gs_n_variants; i++) {
     const gs_variant *v = gs_variants[i];
-    gs_gemm g = call_of(v, 1, 0, 4 * v->m_mult, 4 * v->n_mult, 4 * v->k_mult, 0, 0);
+    int ta, tb;
+    first_layout(v, &ta, &tb);
+    gs_gemm g = call_of(v, ta, tb, 4 * m_unit(v), n_of(v, 4), 4 * k_unit(v), 0, 0);
     print_message("%s\n", v->name);
     /* the opt-in FP32 kernel takes FP32 with compute type 32F (cuBLASLt's
      * way) as every FP32 kernel does */
@@ -129,6 +173,7 @@ static void test_wins_lie_in_the_class(void **s)
       assert_true(b->m_min >= 1 && b->m_min <= b->m_max);
       assert_true(b->n_min >= 1 && b->n_min <= b->n_max);
       assert_true(b->k_min >= 1 && b->k_min <= b->k_max);
+      assert_true(v->n_max == 0 || b->n_max <= v->n_max);
       /* some call of the class lies in the box */
       int64_t m = (b->m_min + v->m_mult - 1) / v->m_mult * v->m_mult;
       int64_t n = (b->n_min + v->n_mult - 1) / v->n_mult * v->n_mult;
@@ -139,39 +184,85 @@ static void test_wins_lie_in_the_class(void **s)
 }
 
 /* Whatever the table accepts, the launcher does: over layouts, sizes at and
- * off the multiples, padded leading dimensions and a misaligned A. */
+ * off the multiples (n up to n_max), padded leading dimensions (each
+ * rounded up to the alignment too, so that a tail in m or k can be in the
+ * class) and a misaligned A. */
 static void test_table_never_accepts_what_the_launcher_refuses(void **s)
 {
   (void)s;
   const int64_t deltas[] = { 0, 1, 8, -8 };
-  const int64_t pads[] = { 0, 1, 4, 8, 12 };
+  const int64_t pads[] = { 0, 1, 4, 8, 12, PAD_TO_ALIGNMENT };
+  const size_t n_pads = sizeof pads / sizeof *pads;
   const uintptr_t offs[] = { 0, 4, 8, 16 };
   for (size_t i = 0; i < gs_n_variants; i++) {
     const gs_variant *v = gs_variants[i];
     supports_fn supports = launcher_check(v->name);
+    /* n of the class; n = 1 and n = n_max where they are in it */
+    const int64_t ns[] = { n_of(v, 3), 1, v->n_max };
     long accepted = 0;
     for (int lay = 0; lay < 4; lay++)
       for (size_t dm = 0; dm < 4; dm++)
-        for (size_t dk = 0; dk < 4; dk++)
-          for (size_t p = 0; p < 5; p++)
-            for (size_t o = 0; o < 4; o++) {
-              int ta = lay & 1, tb = lay >> 1;
-              gs_gemm g = call_of(v, ta, tb, 2 * v->m_mult + deltas[dm], 3 * v->n_mult,
-                                  2 * v->k_mult + deltas[dk], pads[p], offs[o]);
-              if (gs_variant_fits_args(v, &g) != GS_R_ROUTED ||
-                  gs_variant_fits_state(v, &g) != GS_R_ROUTED)
-                continue;
-              accepted++;
-              if (!supports(g.m, g.n, g.k, ta, tb, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1))
-                fail_msg("%s: the table accepts %s%s %lldx%lldx%lld lda %lld ldb %lld ldc %lld, A "
-                         "at +%zu, which its launcher refuses",
-                         v->name, ta ? "T" : "N", tb ? "T" : "N", (long long)g.m, (long long)g.n,
-                         (long long)g.k, (long long)g.lda, (long long)g.ldb, (long long)g.ldc,
-                         (size_t)offs[o]);
-            }
+        for (size_t dn = 0; dn < 3; dn++)
+          for (size_t dk = 0; dk < 4; dk++)
+            for (size_t p = 0; p < n_pads; p++)
+              for (size_t o = 0; o < 4; o++) {
+                int ta = lay & 1, tb = lay >> 1;
+                int64_t m = 2 * m_unit(v) + deltas[dm], n = ns[dn], k = 2 * k_unit(v) + deltas[dk];
+                /* the router refuses these before any table (gs_args_invalid,
+                 * GS_R_EMPTY) */
+                if (m <= 0 || n <= 0 || k <= 0) continue;
+                if (dn > 0 && n == ns[0]) continue;   /* the same n again */
+                gs_gemm g = call_of(v, ta, tb, m, n, k, pads[p], offs[o]);
+                if (gs_variant_fits_args(v, &g) != GS_R_ROUTED ||
+                    gs_variant_fits_state(v, &g) != GS_R_ROUTED)
+                  continue;
+                accepted++;
+                if (!supports(g.m, g.n, g.k, ta, tb, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1))
+                  fail_msg("%s: the table accepts %s%s %lldx%lldx%lld lda %lld ldb %lld ldc %lld, "
+                           "A at +%zu, which its launcher refuses",
+                           v->name, ta ? "T" : "N", tb ? "T" : "N", (long long)g.m,
+                           (long long)g.n, (long long)g.k, (long long)g.lda, (long long)g.ldb,
+                           (long long)g.ldc, (size_t)offs[o]);
+              }
     print_message("%s: %ld calls the table accepts, all accepted by the launcher\n", v->name,
                   accepted);
     assert_true(accepted > 0);
+  }
+}
+
+/* n_max is a bound of the size class: n = n_max is taken, n = n_max + 1
+ * refused (GS_R_SIZE_CLASS), by a made-up entry and by every entry that has
+ * one; and it is the launcher's own bound, not one below what it takes. */
+static void test_n_max_bounds_the_class(void **s)
+{
+  (void)s;
+  gs_variant bounded = *gs_variants[0];
+  bounded.n_max = 4 * bounded.n_mult;
+  const gs_variant *vs[64] = { &bounded };
+  size_t n_vs = 1;
+  for (size_t i = 0; i < gs_n_variants && n_vs < 64; i++)
+    if (gs_variants[i]->n_max) vs[n_vs++] = gs_variants[i];
+  for (size_t i = 0; i < n_vs; i++) {
+    const gs_variant *v = vs[i];
+    int ta, tb;
+    first_layout(v, &ta, &tb);
+    print_message("%s%s: n_max %lld\n", v->name, v == &bounded ? " (made up)" : "",
+                  (long long)v->n_max);
+    gs_gemm at = call_of(v, ta, tb, 2 * m_unit(v), v->n_max, 2 * k_unit(v), 0, 0);
+    gs_gemm over = call_of(v, ta, tb, 2 * m_unit(v), v->n_max + 1, 2 * k_unit(v), 0, 0);
+    gs_gemm over_by_mult = call_of(v, ta, tb, 2 * m_unit(v), v->n_max + v->n_mult,
+                                   2 * k_unit(v), 0, 0);
+    assert_int_equal(gs_variant_fits_args(v, &at), GS_R_ROUTED);
+    assert_int_equal(gs_variant_fits_state(v, &at), GS_R_ROUTED);
+    assert_int_equal(gs_variant_fits_args(v, &over), GS_R_SIZE_CLASS);
+    assert_int_equal(gs_variant_fits_args(v, &over_by_mult), GS_R_SIZE_CLASS);
+    if (v == &bounded) continue;
+    supports_fn supports = launcher_check(v->name);
+    assert_true(supports(at.m, at.n, at.k, ta, tb, at.A, at.lda, at.B, at.ldb, at.C, at.ldc, 1));
+    /* the next n of the class, so only the bound can refuse it */
+    assert_false(supports(over_by_mult.m, over_by_mult.n, over_by_mult.k, ta, tb, over_by_mult.A,
+                          over_by_mult.lda, over_by_mult.B, over_by_mult.ldb, over_by_mult.C,
+                          over_by_mult.ldc, 1));
   }
 }
 
@@ -183,6 +274,7 @@ int main(void)
     cmocka_unit_test(test_each_type_is_accepted_by_its_kernel),
     cmocka_unit_test(test_wins_lie_in_the_class),
     cmocka_unit_test(test_table_never_accepts_what_the_launcher_refuses),
+    cmocka_unit_test(test_n_max_bounds_the_class),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,13 +31,19 @@ run_check ab_train tests/gpu/ab_train.sh
 run_check ddp_under_shim tests/gpu/ddp_under_shim.sh
 run_check train_curve tests/gpu/train_curve.sh
 run_check reset_under_shim tests/gpu/reset_under_shim.sh
+run_check decode_under_shim tests/gpu/decode_under_shim.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done
 run_check bitident "$B/dev/bf16_stage1/bitident"
+run_check decode_split "$B/dev/decode_split/sweep"
 if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   run_check bench-sgemm "$B/tools/gemmshim-bench" --kernel sgemm_simt \
     --shapes bench/shapes/sgemm.txt --csv "$OUT/bench-sgemm.csv"
+  for k in gemm_decode_bf16 gemm_decode_f16; do
+    run_check "bench-$k" "$B/tools/gemmshim-bench" --kernel $k --shapes bench/shapes/decode.txt \
+      --roofline --csv "$OUT/bench-$k.csv"
+  done
 fi
 echo "=== summary"
 printf '%s\n' "${summary[@]}"

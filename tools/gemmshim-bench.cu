@@ -5,7 +5,7 @@
  *   gemmshim-bench --list
  *   gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]
  *                  [--warmup N] [--preheat-ms MS] [--sm-target N]
- *                  [--data uniform|randn|wide]
+ *                  [--data uniform|randn|wide] [--roofline]
  *
  * NAME is a name of the kernel table (dispatch/variants.h). All the bench
  * knows of a kernel comes from its entry: data type, class of calls,
@@ -16,9 +16,10 @@
  *
  * The cuBLAS reference, by the entry's data type: CUDA_R_32F: cublasSgemm
  * in CUBLAS_DEFAULT_MATH (strict FP32, also beside an FP32 tensor-core
- * kernel: that is what such a kernel replaces); CUDA_R_16BF: cublasGemmEx
- * with A = B = C = CUDA_R_16BF, CUBLAS_COMPUTE_32F,
- * CUBLAS_GEMM_DEFAULT_TENSOR_OP (what PyTorch's bf16 matmuls send).
+ * kernel: that is what such a kernel replaces); CUDA_R_16BF and
+ * CUDA_R_16F: cublasGemmEx with A = B = C of that type, CUBLAS_COMPUTE_32F,
+ * CUBLAS_GEMM_DEFAULT_TENSOR_OP (what PyTorch's bf16 and fp16 matmuls
+ * send).
  *
  * Per shape the bench describes the cuBLAS call as the shim would (a
  * gs_gemm of the BLAS entry: real device pointers, host pointer mode,
@@ -26,22 +27,38 @@
  * kernel takes it; a shape outside the class is reported with the reason
  * and not timed. The launcher is called directly (gs_kernel_args).
  *
- * Method: data in [-1, 1), never zero (--data randn or wide: FP32 kernels).
+ * Method: data in [-1, 1), never zero, rounded to the data type (--data
+ * randn or wide: FP32 kernels).
  * Error first: C and both outputs poisoned with NaN, beta = 0, ours and
  * cuBLAS compared with an FP64 GPU reference by relative Frobenius error
  * over all rows of up to 256 sampled columns. Then timing: inputs rotate
  * over enough buffer sets that the working set passes 3x the 60 MB L2 (at
- * most ~24 GB of sets), warm-up, then --iters samples of ours and cuBLAS
- * interleaved (alternating which runs first), each sample timed with CUDA
+ * most ~24 GB of sets; one rotation for all sides, so each call reads the
+ * set read longest ago; the A of the sets is kept for the next shape of
+ * the same size), warm-up, then --iters samples of ours and cuBLAS
+ * interleaved (taking turns at running first), each sample timed with CUDA
  * events around enough back-to-back calls to last about a millisecond;
- * medians reported. The SM clock is read through NVML (dlopen'ed at run
- * time, skipped cleanly if absent) while the samples run, else measured
- * with a clock64/globaltimer kernel right after them. --preheat-ms runs
- * cuBLAS alone (bf16 8192^3) that long first, so every shape is measured in
- * the sustained (power-capped) state, not the first ones at boost clock.
+ * medians reported. Before each sample a spin kernel holds the stream
+ * while the host queues the sample's calls, so a sample of short calls
+ * times the GPU, not the host's launch rate. The SM clock is read through
+ * NVML (dlopen'ed at run time, skipped cleanly if absent) while the
+ * samples run, else measured with a clock64/globaltimer kernel right after
+ * them. --preheat-ms runs cuBLAS alone (bf16 8192^3) that long first, so
+ * every shape is measured in the sustained (power-capped) state, not the
+ * first ones at boost clock.
  * --sm-target N (a kernel whose entry honours it) gives cuBLAS's handle
  * cublasSetSmCountTarget(N) and our launcher sm_limit = N, as the shim
  * passes a caller's target.
+ *
+ * --roofline adds two sides to every shape's samples, timed the same way,
+ * interleaved with ours and cuBLAS: the same-size read ceiling (a kernel
+ * that reads exactly the weight's m*k elements, from the rotated A of each
+ * call, in 16-byte loads on all SMs; per weight size the fastest of a set
+ * of grid, block, unroll and load-type configurations, measured first) and
+ * the launch floor (an empty kernel). The table and the CSV gain dtype,
+ * ceiling_us, floor_us, ours_gbps and cublas_gbps (weight bytes / time),
+ * ours_pct_ceiling and cublas_pct_ceiling (ceiling / time), after the
+ * usual columns (without it the CSV is as before).
  *
  * Exit status: 0 ok; 1 if on some shape our error vs FP64 exceeds
  * err_vs_cublas * cuBLAS's + err_floor (the entry's bound: a result that
@@ -50,6 +67,7 @@
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <ctype.h>
 #include <dlfcn.h>
@@ -65,12 +83,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "variants.h"
 
 typedef __nv_bfloat16 bf16;
+typedef __half f16;
 
 #define CK(x)                                                                      \
   do {                                                                             \
@@ -133,8 +153,8 @@ static Nvml nvml;
 
 /* ------------------------------------------------------------------ data */
 /* --data: the distribution of A, B and C. Uniform is the default and the
- * only one for BF16 data; randn and wide (randn * exp(4 N(0,1)), a wide
- * dynamic range) are for FP32 kernels. */
+ * only one for BF16 and FP16 data; randn and wide (randn * exp(4 N(0,1)),
+ * a wide dynamic range) are for FP32 kernels. */
 enum Dist { DIST_UNIFORM, DIST_RANDN, DIST_WIDE };
 static const char *const dist_names[] = {"uniform", "randn", "wide"};
 
@@ -173,8 +193,17 @@ __global__ void fill_bf16(bf16 *p, size_t n, uint64_t seed) {
     p[i] = __bfloat162float(v) == 0.f ? __float2bfloat16_rn(0.5f) : v;
   }
 }
+/* fp16: the same, rounded to fp16. */
+__global__ void fill_f16(f16 *p, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    f16 v = __float2half_rn(uniform_at(seed, i));
+    p[i] = __half2float(v) == 0.f ? __float2half_rn(0.5f) : v;
+  }
+}
 __device__ inline void set_nan(float *p) { *p = nanf(""); }
 __device__ inline void set_nan(bf16 *p) { *p = __float2bfloat16_rn(nanf("")); }
+__device__ inline void set_nan(f16 *p) { *p = __float2half_rn(nanf("")); }
 template <typename T>
 __global__ void fill_nan_kernel(T *p, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -189,6 +218,10 @@ static void fill_data(bf16 *p, size_t n, uint64_t seed, int) {
   fill_bf16<<<1024, 256>>>(p, n, seed);
   CKL();
 }
+static void fill_data(f16 *p, size_t n, uint64_t seed, int) {
+  fill_f16<<<1024, 256>>>(p, n, seed);
+  CKL();
+}
 template <typename T>
 static void fill_nan(T *p, size_t n) {
   fill_nan_kernel<T><<<1024, 256>>>(p, n);
@@ -196,6 +229,7 @@ static void fill_nan(T *p, size_t n) {
 }
 __host__ __device__ inline double to_d(float x) { return (double)x; }
 __device__ inline double to_d(bf16 x) { return (double)__bfloat162float(x); }
+__device__ inline double to_d(f16 x) { return (double)__half2float(x); }
 
 /* ------------------------------------------------------- FP64 reference */
 /* Column s of the sample is column col_of(s) of the matrix. */
@@ -290,6 +324,78 @@ static int probe_clock_mhz() {
   return h[1] ? (int)((double)h[0] / (double)h[1] * 1000.0 + 0.5) : -1;
 }
 
+/* ------------------------------------------------- timing and --roofline */
+/* Holds the stream ~ns nanoseconds, so that the host queues a whole sample
+ * while the GPU waits: the sample then times the GPU, not the host's
+ * launch rate. */
+__global__ void hold_kernel(long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while ((long long)(t - t0) < ns);
+}
+/* The launch floor. */
+__global__ void empty_kernel() {}
+
+/* The same-size read ceiling: reads exactly the weight's bytes, n16
+ * 16-byte words (U of them in flight per thread, grid-stride) and then the
+ * ntail (< 16) bytes after them, and folds everything into one word that
+ * is stored only when it equals an arbitrary constant, so no load can be
+ * dropped. NC: the loads go through the read-only path (ld.global.nc),
+ * else streaming (ld.global.cs). The launch bounds' minimum of one block
+ * lets ptxas keep all U loads in flight (with the default it folds each
+ * word before the next load is issued). */
+template <int U, int NC>
+__global__ void __launch_bounds__(1024, 1) read_weight(const uint4 *__restrict__ p, size_t n16,
+                                                    int ntail, unsigned *sink) {
+  unsigned x = 0;
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + (size_t)(U - 1) * stride < n16; i += (size_t)U * stride) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = NC ? __ldg(p + i + u * stride) : __ldcs(p + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < U; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n16; i += stride) {
+    const uint4 v = NC ? __ldg(p + i) : __ldcs(p + i);
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (blockIdx.x == 0 && (int)threadIdx.x < ntail)
+    x ^= reinterpret_cast<const unsigned char *>(p + n16)[threadIdx.x];
+  if (x == 0x9e3779b9u) *sink = x;
+}
+/* The read kernel's launch configurations; per weight size the bench
+ * measures them all and keeps the fastest (read_cfg_of). */
+struct ReadCfg {
+  int grid_mult, block, unroll, nc; /* grid = grid_mult x SMs */
+};
+static std::vector<ReadCfg> read_cfgs() {
+  std::vector<ReadCfg> c;
+  for (int g : {1, 2, 4, 8})
+    for (int t : {256, 512, 1024})
+      for (int u : {4, 8})
+        for (int nc : {0, 1}) c.push_back(ReadCfg{g, t, u, nc});
+  return c;
+}
+static void launch_read(int sms, unsigned *sink, const ReadCfg &c, const void *p, size_t bytes) {
+  const uint4 *q = static_cast<const uint4 *>(p); /* cudaMalloc: 256-byte aligned */
+  const size_t n16 = bytes / 16;
+  const int ntail = (int)(bytes % 16);
+  const dim3 grid((unsigned)(sms * c.grid_mult)), block((unsigned)c.block);
+  if (c.unroll == 4 && !c.nc) read_weight<4, 0><<<grid, block>>>(q, n16, ntail, sink);
+  else if (c.unroll == 4) read_weight<4, 1><<<grid, block>>>(q, n16, ntail, sink);
+  else if (!c.nc) read_weight<8, 0><<<grid, block>>>(q, n16, ntail, sink);
+  else read_weight<8, 1><<<grid, block>>>(q, n16, ntail, sink);
+  CKL();
+}
+static double now_us() {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
 /* ----------------------------------------------------------------- problem */
 /* Tight leading dimensions, as a framework's contiguous tensors have. */
 struct Problem {
@@ -334,6 +440,9 @@ struct Bench {
   uint64_t ctx_id; /* cuCtxGetId of the current context, 0 when unknown */
   int dist;
   int math_mode;   /* of the described call (describe) */
+  int roofline;    /* --roofline: also the read ceiling and the launch floor */
+  int sms;         /* the GPU's SM count (the read kernel's grids) */
+  unsigned *sink;  /* the read kernel's never-taken store */
 };
 static const float k_one = 1.f, k_zero = 0.f;
 
@@ -360,8 +469,8 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
   return g;
 }
 
-/* The math mode of the described call. BF16: CUBLAS_DEFAULT_MATH (the
- * mode does not change a BF16 GEMM with FP32 accumulation). FP32: the
+/* The math mode of the described call. BF16 and FP16: CUBLAS_DEFAULT_MATH
+ * (the mode does not change a 16-bit GEMM with FP32 accumulation). FP32: the
  * routing policy gives a kernel with other numerics than SGEMM's (3xTF32)
  * only calls that opted in to FP32 emulation (routes.c,
  * gs_f32_tc_opted_in), so the call measured must be one that did: math
@@ -415,10 +524,17 @@ static void run_cublas(const Bench &b, const Problem &p, const bf16 *A, const bf
                    CUDA_R_16BF, (int)p.ldb, &k_zero, C, CUDA_R_16BF, (int)p.ldc,
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
 }
+static void run_cublas(const Bench &b, const Problem &p, const f16 *A, const f16 *B, f16 *C) {
+  CKB(cublasGemmEx(b.h, p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, p.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                   (int)p.m, (int)p.n, (int)p.k, &k_one, A, CUDA_R_16F, (int)p.lda, B,
+                   CUDA_R_16F, (int)p.ldb, &k_zero, C, CUDA_R_16F, (int)p.ldc,
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+}
 
 /* ------------------------------------------------------------- benchmark */
 struct Row {
   double ours_tf, cub_tf, ratio, ours_err, cub_err, ours_us, cub_us;
+  double ceil_us, floor_us; /* --roofline */
   int mhz, watts, samples, reps, nsets, path;
 };
 enum Outcome { MEASURED, OUTSIDE, REFUSED };
@@ -428,6 +544,36 @@ static double median(std::vector<double> v) {
   size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+/* The A of every buffer set, kept from one shape to the next while its size
+ * stays the same (a sweep over n and layouts of one weight fills them once).
+ * Set s holds the same data however it was made (fill_data, seed 1000 + 3s),
+ * so keeping it changes no result. */
+struct APool {
+  size_t bytes = 0;
+  std::vector<void *> bufs;
+  void clear() {
+    for (void *q : bufs) CK(cudaFree(q));
+    bufs.clear();
+    bytes = 0;
+  }
+};
+static APool a_pool;
+template <typename T>
+static void a_sets(const Bench &b, int64_t elems, int nsets, std::vector<T *> &A) {
+  const size_t bytes = (size_t)elems * sizeof(T);
+  if (a_pool.bytes != bytes) a_pool.clear(), a_pool.bytes = bytes;
+  while ((int)a_pool.bufs.size() < nsets) {
+    const int s = (int)a_pool.bufs.size();
+    void *q;
+    CK(cudaMalloc(&q, bytes));
+    a_pool.bufs.push_back(q);
+    fill_data(static_cast<T *>(q), (size_t)elems, 1000 + 3 * s, b.dist);
+  }
+  for (int s = 0; s < nsets; ++s) A[s] = static_cast<T *>(a_pool.bufs[s]);
+}
+/* weight bytes -> the fastest read configuration (index in read_cfgs()) */
+static std::map<size_t, int> read_cfg_of;
 
 /* One shape. OUTSIDE (*why set): the kernel's class does not take the
  * call, nothing timed. REFUSED: the launcher returned GS_K_UNSUPPORTED on a
@@ -450,11 +596,10 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   row.nsets = nsets;
 
   std::vector<T *> A(nsets), B(nsets), C(nsets);
+  a_sets<T>(b, p.a_elems(), nsets, A);
   for (int s = 0; s < nsets; ++s) {
-    CK(cudaMalloc(&A[s], p.a_elems() * es));
     CK(cudaMalloc(&B[s], p.b_elems() * es));
     CK(cudaMalloc(&C[s], p.c_elems() * es));
-    fill_data(A[s], p.a_elems(), 1000 + 3 * s, b.dist);
     fill_data(B[s], p.b_elems(), 1001 + 3 * s, b.dist);
     fill_data(C[s], p.c_elems(), 1002 + 3 * s, b.dist);
   }
@@ -466,7 +611,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   CK(cudaMalloc(&ref, p.m * nsamp * 8));
   CK(cudaMalloc(&dsums, 16));
   auto release = [&]() {
-    for (int s = 0; s < nsets; ++s) cudaFree(A[s]), cudaFree(B[s]), cudaFree(C[s]);
+    for (int s = 0; s < nsets; ++s) cudaFree(B[s]), cudaFree(C[s]);
     cudaFree(Do), cudaFree(Dc), cudaFree(ref), cudaFree(dsums);
   };
   /* every call made below, with its own pointers, must be one the kernel
@@ -499,45 +644,121 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   CK(cudaDeviceSynchronize());
   row.ours_err = rel_err(p, Do, ref, nsamp, dsums);
 
-  /* timing */
-  long call_idx[2] = {0, 0};
+  /* timing. Sides: 0 ours, 1 cuBLAS; with --roofline also 2 the read
+   * ceiling (the weight's bytes from the set's A) and 3 the launch floor.
+   * One rotation for all sides: every call reads the set read longest ago,
+   * whichever side read it. */
+  const int nsides = b.roofline ? 4 : 2;
+  const size_t wbytes = (size_t)p.m * (size_t)p.k * es;
+  static const std::vector<ReadCfg> cfgs = read_cfgs();
+  int rc = 0; /* the read configuration in use */
+  long next_set = 0;
   auto call = [&](int which) {
-    int s = (int)(call_idx[which]++ % nsets);
+    if (which == 3) {
+      empty_kernel<<<1, 32>>>();
+      CKL();
+      return;
+    }
+    const int s = (int)(next_set++ % nsets);
     if (which == 1) run_cublas(b, p, A[s], B[s], C[s]);
+    else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes);
     else if (launch(A[s], B[s], C[s]) != GS_K_OK) die("%s: launch failed\n", v->name);
   };
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
-  double est[2] = {0, 0};
-  for (int which = 0; which < 2; ++which) {
-    for (int i = 0; i < warmup; ++i) call(which);
+  auto hold = [](double us) {
+    hold_kernel<<<1, 1>>>((long long)(std::min(us, 1e5) * 1e3));
+    CKL();
+  };
+  /* the hold that covers the host's queueing of n calls of host_us each */
+  auto hold_for = [](int n, double host_us) { return 1.5 * n * host_us + 20.0; };
+  /* the calls for a sample of about ms milliseconds */
+  auto reps_for = [](double est_ms, double ms) {
+    return (int)std::min(2000.0, std::max(1.0, ceil(ms / est_ms)));
+  };
+  /* One sample on its own: the stream held for hold_us, n calls between two
+   * events. Milliseconds a call on the GPU; *host_us: the host's time to
+   * queue one. */
+  auto sample = [&](int which, int n, double hold_us, double *host_us) {
+    hold(hold_us);
     CK(cudaEventRecord(e0));
-    for (int i = 0; i < 3; ++i) call(which);
+    const double t0 = now_us();
+    for (int i = 0; i < n; ++i) call(which);
+    *host_us = (now_us() - t0) / n;
     CK(cudaEventRecord(e1));
     CK(cudaEventSynchronize(e1));
     float ms;
     CK(cudaEventElapsedTime(&ms, e0, e1));
-    est[which] = ms / 3;
+    return (double)ms / n;
+  };
+  /* warm-up, then the time of a call: 3 calls, and for short calls again
+   * over a quarter of a millisecond */
+  auto estimate = [&](int which, int warm, double *host_us) {
+    for (int i = 0; i < warm; ++i) call(which);
+    double est = sample(which, 3, 500.0, host_us);
+    if (est < 0.1) {
+      const int n = reps_for(est, 0.25);
+      est = sample(which, n, hold_for(n, *host_us), host_us);
+    }
+    return est;
+  };
+  if (b.roofline) {
+    /* the fastest read configuration for this weight size, once per size:
+     * the median of 3 short samples of each */
+    auto known = read_cfg_of.find(wbytes);
+    if (known != read_cfg_of.end()) {
+      rc = known->second;
+    } else {
+      int best = 0;
+      double best_ms = INFINITY;
+      for (rc = 0; rc < (int)cfgs.size(); ++rc) {
+        double h;
+        const int n = reps_for(estimate(2, 2, &h), 0.3);
+        std::vector<double> ts;
+        for (int i = 0; i < 3; ++i) ts.push_back(sample(2, n, hold_for(n, h), &h));
+        const double ms = median(ts);
+        if (ms < best_ms) best_ms = ms, best = rc;
+      }
+      rc = best;
+      read_cfg_of[wbytes] = rc;
+      const ReadCfg &c = cfgs[rc];
+      printf("# read ceiling for %zu bytes: grid %d x SMs, %d threads, %d 16-byte loads in "
+             "flight, %s (the fastest of %zu configurations)\n",
+             wbytes, c.grid_mult, c.block, c.unroll, c.nc ? "ld.global.nc" : "ld.global.cs",
+             cfgs.size());
+      fflush(stdout);
+    }
   }
-  const double t_est = std::max(est[0], est[1]);
-  const int reps = (int)std::min(50.0, std::max(1.0, ceil(1.0 / t_est)));
-  row.reps = reps;
+  double est[4] = {0, 0, 0, 0}, host_us[4] = {0, 0, 0, 0};
+  for (int which = 0; which < nsides; ++which)
+    est[which] = estimate(which, which < 2 ? warmup : std::max(warmup, 2), &host_us[which]);
+  /* ours and cuBLAS: the same calls a sample; ceiling and floor their own */
+  int reps[4] = {1, 1, 1, 1};
+  reps[0] = reps[1] = reps_for(std::max(est[0], est[1]), 1.0);
+  for (int which = 2; which < nsides; ++which) reps[which] = reps_for(est[which], 1.0);
+  row.reps = reps[0];
   row.samples = iters;
-  std::vector<cudaEvent_t> ev(4 * iters);
+  std::vector<cudaEvent_t> ev(2 * nsides * iters);
   for (auto &e : ev) CK(cudaEventCreate(&e));
   for (int it = 0; it < iters; ++it)
-    for (int q = 0; q < 2; ++q) {
-      const int which = (it % 2 == 0) ? q : 1 - q;
-      cudaEvent_t *pe = &ev[4 * it + 2 * which];
+    for (int q = 0; q < nsides; ++q) {
+      const int which = (q + it) % nsides; /* each side in turn runs first */
+      cudaEvent_t *pe = &ev[2 * nsides * it + 2 * which];
+      hold(hold_for(reps[which], host_us[which]));
       CK(cudaEventRecord(pe[0]));
-      for (int r = 0; r < reps; ++r) call(which);
+      for (int r = 0; r < reps[which]; ++r) call(which);
       CK(cudaEventRecord(pe[1]));
     }
   /* read the clock while the samples run */
+  auto running = [&]() {
+    for (int w = 0; w < nsides; ++w)
+      if (cudaEventQuery(ev[2 * nsides * (iters - 1) + 2 * w + 1]) == cudaErrorNotReady)
+        return true;
+    return false;
+  };
   std::vector<double> clocks, watts;
-  while (cudaEventQuery(ev[4 * iters - 1]) == cudaErrorNotReady ||
-         cudaEventQuery(ev[4 * iters - 3]) == cudaErrorNotReady) {
+  while (running()) {
     int c = nvml.clock_mhz(), w = nvml.power_w();
     if (c > 0) clocks.push_back(c);
     if (w > 0) watts.push_back(w);
@@ -545,12 +766,13 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   }
   CK(cudaDeviceSynchronize());
   CKL();
-  std::vector<double> t[2];
+  std::vector<double> t[4];
   for (int it = 0; it < iters; ++it)
-    for (int which = 0; which < 2; ++which) {
+    for (int which = 0; which < nsides; ++which) {
       float ms;
-      CK(cudaEventElapsedTime(&ms, ev[4 * it + 2 * which], ev[4 * it + 2 * which + 1]));
-      t[which].push_back(ms / reps);
+      CK(cudaEventElapsedTime(&ms, ev[2 * nsides * it + 2 * which],
+                              ev[2 * nsides * it + 2 * which + 1]));
+      t[which].push_back(ms / reps[which]);
     }
   row.mhz = clocks.empty() ? probe_clock_mhz() : (int)median(clocks);
   row.watts = watts.empty() ? -1 : (int)median(watts);
@@ -560,6 +782,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   row.ours_tf = flop / (row.ours_us * 1e-6) / 1e12;
   row.cub_tf = flop / (row.cub_us * 1e-6) / 1e12;
   row.ratio = row.ours_tf / row.cub_tf;
+  if (b.roofline) row.ceil_us = median(t[2]) * 1e3, row.floor_us = median(t[3]) * 1e3;
 
   for (auto &e : ev) cudaEventDestroy(e);
   cudaEventDestroy(e0), cudaEventDestroy(e1);
@@ -597,7 +820,11 @@ static void preheat(const Bench &b, int ms) {
 
 /* ------------------------------------------------------------------ main */
 static const char *dtype_name(int t) {
-  return t == CUDA_R_32F ? "FP32" : t == CUDA_R_16BF ? "BF16" : "other";
+  return t == CUDA_R_32F ? "FP32" : t == CUDA_R_16BF ? "BF16" : t == CUDA_R_16F ? "FP16" : "other";
+}
+/* the CSV's dtype column */
+static const char *dtype_csv(int t) {
+  return t == CUDA_R_32F ? "f32" : t == CUDA_R_16BF ? "bf16" : t == CUDA_R_16F ? "f16" : "other";
 }
 static std::string layouts_text(unsigned bits) {
   static const char *names[4] = {"NN", "TN", "NT", "TT"}; /* bit trans_a + 2 * trans_b */
@@ -607,16 +834,17 @@ static std::string layouts_text(unsigned bits) {
   return s.empty() ? "-" : s;
 }
 static void list_table(FILE *f) {
-  fprintf(f, "%-28s %-5s %-12s %-17s %-9s %-6s %s\n", "kernel", "data", "layouts",
-          "m x n x k mult", "sm-target", "arch", "error bound vs FP64");
+  fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-9s %-6s %s\n", "kernel", "data", "layouts",
+          "m x n x k mult", "n max", "sm-target", "arch", "error bound vs FP64");
   for (size_t i = 0; i < gs_n_variants; ++i) {
     const gs_variant *v = gs_variants[i];
-    char mult[64], arch[16];
+    char mult[64], arch[16], nmax[24] = "-";
     snprintf(mult, sizeof mult, "%lld x %lld x %lld", (long long)v->m_mult, (long long)v->n_mult,
              (long long)v->k_mult);
     snprintf(arch, sizeof arch, "sm_%d%d", v->cc_major, v->cc_minor);
-    fprintf(f, "%-28s %-5s %-12s %-17s %-9s %-6s %gx cuBLAS + %g\n", v->name,
-            dtype_name(v->data_type), layouts_text(v->layouts).c_str(), mult,
+    if (v->n_max) snprintf(nmax, sizeof nmax, "%lld", (long long)v->n_max);
+    fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-9s %-6s %gx cuBLAS + %g\n", v->name,
+            dtype_name(v->data_type), layouts_text(v->layouts).c_str(), mult, nmax,
             v->honours_sm_target ? "yes" : "no", arch, v->err_vs_cublas, v->err_floor);
   }
 }
@@ -625,11 +853,13 @@ static void usage() {
           "usage: gemmshim-bench --list\n"
           "       gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]\n"
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
-          "                      [--data uniform|randn|wide]\n"
+          "                      [--data uniform|randn|wide] [--roofline]\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
-          "  --data randn|wide: FP32 kernels only (default uniform in [-1, 1)).\n");
+          "  --data randn|wide: FP32 kernels only (default uniform in [-1, 1)).\n"
+          "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
+          "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n");
 }
 static int parse_int(const char *s, int lo, int *out) {
   char *end;
@@ -697,7 +927,7 @@ static uint64_t current_ctx_id() {
 
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
-  int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0;
+  int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -718,6 +948,7 @@ int main(int argc, char **argv) {
     else if (a == "--sm-target") next_int(1, &sm_target);
     else if (a == "--data") data = next();
     else if (a == "--list") do_list = 1;
+    else if (a == "--roofline") roofline = 1;
     else usage(), exit(2);
   }
   if (do_list) {
@@ -733,8 +964,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   const gs_variant *v = b.v;
-  const bool f32 = v->data_type == CUDA_R_32F;
-  if ((!f32 && v->data_type != CUDA_R_16BF) || v->elem_bytes != (f32 ? 4 : 2))
+  const bool f32 = v->data_type == CUDA_R_32F, f16data = v->data_type == CUDA_R_16F;
+  if ((!f32 && !f16data && v->data_type != CUDA_R_16BF) || v->elem_bytes != (f32 ? 4 : 2))
     die("%s: data type %d (%d-byte elements): not one this bench measures\n", v->name,
         v->data_type, v->elem_bytes);
   b.dist = -1;
@@ -747,6 +978,7 @@ int main(int argc, char **argv) {
     die("--sm-target: %s does not honour an SM-count target (its entry says so)\n", v->name);
   b.sm_target = sm_target;
   b.math_mode = pick_math_mode(v);
+  b.roofline = roofline;
   const std::vector<Problem> shapes = read_shapes(shapes_path);
 
   int ndev = 0;
@@ -766,6 +998,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "note: --sm-target %d is above the GPU's %d SMs\n", sm_target,
             prop.multiProcessorCount);
   b.ctx_id = current_ctx_id();
+  b.sms = prop.multiProcessorCount;
+  if (roofline) {
+    CK(cudaMalloc(&b.sink, 16));
+    CK(cudaMemset(b.sink, 0, 16));
+  }
   if (v->preload && v->preload() != 0)
     die("%s: preload failed: %s\n", v->name, cudaGetErrorString(cudaGetLastError()));
   if (f32 && getenv("NVIDIA_TF32_OVERRIDE"))
@@ -784,7 +1021,7 @@ int main(int argc, char **argv) {
   char date[64];
   time_t now = time(nullptr);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  char header[1024];
+  char header[1536];
   snprintf(header, sizeof header,
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
            "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n# sm_count_target: %d\n"
@@ -793,9 +1030,18 @@ int main(int argc, char **argv) {
            prop.name, prop.multiProcessorCount, nvml.driver, drv, cv[0], cv[1], cv[2], date,
            v->name, sm_target, dist_names[b.dist], f32 ? "cublasSgemm_v2" : "cublasGemmEx",
            b.math_mode,
-           f32 ? "cublasSgemm, CUBLAS_DEFAULT_MATH"
-               : "cublasGemmEx BF16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP",
+           f32       ? "cublasSgemm, CUBLAS_DEFAULT_MATH"
+           : f16data ? "cublasGemmEx FP16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP"
+                     : "cublasGemmEx BF16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP",
            v->err_vs_cublas, v->err_floor);
+  if (roofline) {
+    const size_t len = strlen(header);
+    snprintf(header + len, sizeof header - len,
+             "# roofline: ceiling = a read of the weight's m*k elements (the fastest of %zu "
+             "launch configurations per weight size), floor = an empty kernel; both timed "
+             "as the GEMMs; gbps = weight bytes / time, pct_ceiling = ceiling / time\n",
+             read_cfgs().size());
+  }
   fputs(header, stdout);
   fflush(stdout);
 
@@ -805,14 +1051,22 @@ int main(int argc, char **argv) {
     if (!out) die("%s: %s\n", csv, strerror(errno));
     fputs(header, out);
     fputs("m,n,k,layout,ours_tflops,cublas_tflops,ratio,ours_err,cublas_err,sm_mhz,power_w,"
-          "ours_us,cublas_us,samples,reps,buffer_sets\n",
+          "ours_us,cublas_us,samples,reps,buffer_sets",
+          out);
+    fputs(roofline ? ",dtype,ceiling_us,floor_us,ours_gbps,cublas_gbps,ours_pct_ceiling,"
+                     "cublas_pct_ceiling\n"
+                   : "\n",
           out);
     fflush(out);
   }
   if (preheat_ms > 0) preheat(b, preheat_ms);
 
-  printf("%-22s %-3s %9s %9s %7s %10s %10s %6s %5s\n", "shape (m n k)", "lay", "ours TF/s",
+  printf("%-22s %-3s %9s %9s %7s %10s %10s %6s %5s", "shape (m n k)", "lay", "ours TF/s",
          "cuBLAS", "ratio", "ours err", "cuBLAS err", "MHz", "W");
+  if (roofline)
+    printf(" %-5s %8s %8s %9s %9s %7s %7s", "dtype", "ceil us", "floor us", "ours GB/s",
+           "cuB GB/s", "ours %c", "cuB %c");
+  printf("\n");
   int bad = 0, measured = 0;
   for (const Problem &p : shapes) {
     const char *lay = layout_name(p.ta, p.tb);
@@ -821,8 +1075,9 @@ int main(int argc, char **argv) {
              (long long)p.k);
     Row r;
     gs_reason why = GS_R_ROUTED;
-    Outcome o = f32 ? bench_shape<float>(b, p, iters, warmup, r, &why)
-                    : bench_shape<bf16>(b, p, iters, warmup, r, &why);
+    Outcome o = f32       ? bench_shape<float>(b, p, iters, warmup, r, &why)
+                : f16data ? bench_shape<f16>(b, p, iters, warmup, r, &why)
+                          : bench_shape<bf16>(b, p, iters, warmup, r, &why);
     if (o != MEASURED) {
       if (o == OUTSIDE)
         printf("%-22s %-3s   outside the kernel's class: %s (not timed)\n", shape, lay,
@@ -838,20 +1093,34 @@ int main(int argc, char **argv) {
     const bool ok = r.ours_err <= v->err_vs_cublas * r.cub_err + v->err_floor;
     char path[32] = "";
     if (r.path >= 0) snprintf(path, sizeof path, "  path %d", r.path);
-    printf("%-22s %-3s %9.2f %9.2f %7.3f %10.3e %10.3e %6d %5d%s%s\n", shape, lay, r.ours_tf,
-           r.cub_tf, r.ratio, r.ours_err, r.cub_err, r.mhz, r.watts, path,
-           ok ? "" : "  ** ERROR above the bound vs FP64 **");
+    /* --roofline: the weight's bytes over each time, and the ceiling's
+     * share of each time */
+    const double wbytes = (double)p.m * (double)p.k * v->elem_bytes;
+    const double ours_gbps = wbytes / r.ours_us * 1e-3, cub_gbps = wbytes / r.cub_us * 1e-3;
+    const double ours_pct = r.ceil_us / r.ours_us * 100, cub_pct = r.ceil_us / r.cub_us * 100;
+    printf("%-22s %-3s %9.2f %9.2f %7.3f %10.3e %10.3e %6d %5d", shape, lay, r.ours_tf, r.cub_tf,
+           r.ratio, r.ours_err, r.cub_err, r.mhz, r.watts);
+    if (roofline)
+      printf(" %-5s %8.2f %8.2f %9.1f %9.1f %7.1f %7.1f", dtype_csv(v->data_type), r.ceil_us,
+             r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
+    printf("%s%s\n", path, ok ? "" : "  ** ERROR above the bound vs FP64 **");
     fflush(stdout);
     if (out) {
-      fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.4f,%.4e,%.4e,%d,%d,%.2f,%.2f,%d,%d,%d\n",
+      fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.4f,%.4e,%.4e,%d,%d,%.2f,%.2f,%d,%d,%d",
               (long long)p.m, (long long)p.n, (long long)p.k, lay, r.ours_tf, r.cub_tf, r.ratio,
               r.ours_err, r.cub_err, r.mhz, r.watts, r.ours_us, r.cub_us, r.samples, r.reps,
               r.nsets);
+      if (roofline)
+        fprintf(out, ",%s,%.2f,%.2f,%.1f,%.1f,%.1f,%.1f", dtype_csv(v->data_type), r.ceil_us,
+                r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
+      fputc('\n', out);
       fflush(out);
     }
     if (!ok) bad = 1;
   }
   if (out) fclose(out);
+  a_pool.clear();
+  if (b.sink) CK(cudaFree(b.sink));
   cublasDestroy(b.h);
   printf("# %d of %zu shapes measured\n", measured, shapes.size());
   if (bad) printf("FAILED: see lines marked above\n");

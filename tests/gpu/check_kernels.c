@@ -3,23 +3,29 @@
  * once here: each layout it takes with alpha/beta variants, beta == 0 over
  * a NaN-poisoned C, device scalars, the cuBLASLt BIAS epilogue with D apart
  * from C and D on C, sub-matrix views, a created stream, graph capture and
- * replay, eight threads with their own handles, bit-identical reruns,
- * Inf/NaN and overflowing inputs (cuBLAS's pattern), an operand over 2^31
- * bytes, and the calls it must leave to cuBLAS (tails, misalignment, a
- * layout it lacks) coming back as cuBLAS gives them. First of all, the
- * process's first GEMM is made inside a global-mode stream capture.
+ * replay, graphs replayed on two streams at once, eight threads with their
+ * own handles, bit-identical reruns, Inf/NaN and overflowing inputs
+ * (cuBLAS's pattern), an operand over 2^31 bytes, and the calls it must
+ * leave to cuBLAS (tails, n over n_max, misalignment, a layout it lacks)
+ * coming back as cuBLAS gives them. A kernel with an n_max is also run on
+ * every n up to it, over every code path of its launcher; one that takes
+ * every k on odd k and k off the vector width. First of all, the process's
+ * first GEMM is made inside a global-mode stream capture.
  *
  * What a kernel takes and how accurate it must be are its table entry's
- * data: its class (types, layouts, multiples, alignment, epilogues) and
- * err_vs_cublas / err_floor (its error against an FP64 reference at most
- * that multiple of cuBLAS's error on the same call). The check is linked
- * with the shim's objects: its cuBLAS calls are the shim's wrappers (the
- * real cuBLAS is reached through RTLD_NEXT), and the shim's counters prove
- * that our kernel, not cuBLAS, served each call. GEMMSHIM_FORCE names the
- * kernel under check, so its whole class is routed whatever its speed.
+ * data: its class (types, layouts, multiples, n_max, alignment, epilogues)
+ * and err_vs_cublas / err_floor (its error against an FP64 reference at
+ * most that multiple of cuBLAS's error on the same call). Shapes are built
+ * from the entry's multiples; an entry that takes every size gets natural
+ * sizes with tails instead (m_unit, k_unit). The check is linked with the
+ * shim's objects: its cuBLAS calls are the shim's wrappers (the real cuBLAS
+ * is reached through RTLD_NEXT), and the shim's counters prove that our
+ * kernel, not cuBLAS, served each call. GEMMSHIM_FORCE names the kernel
+ * under check, so its whole class is routed whatever its speed.
  *   GS_CHECK_KERNELS=a,b  only these kernels (table names)
- *   GS_CHECK_QUICK=1      no operand over 2^31 bytes (e.g. under
- *                         compute-sanitizer)
+ *   GS_CHECK_QUICK=1      no operand over 2^31 bytes, and the every-n
+ *                         sweep on powers of two and the n after each
+ *                         (e.g. under compute-sanitizer)
  * Exits 77 without a GPU, or when no kernel of the table runs on it. */
 #define _GNU_SOURCE
 #include <cublasLt.h>
@@ -59,9 +65,9 @@ static gemmex_fn real_gemmex;
 static ltmatmul_fn real_lt;
 
 /* ---- values in the kernel's data type --------------------------------------
- * Host copies hold floats whose values the data type represents exactly, so
- * the FP64 reference sees what the GPU sees. */
-static size_t esize(int type) { return type == CUDA_R_16BF ? 2 : 4; }
+ * FP32, BF16 or FP16. Host copies hold floats whose values the data type
+ * represents exactly, so the FP64 reference sees what the GPU sees. */
+static size_t esize(int type) { return type == CUDA_R_32F ? 4 : 2; }
 
 static uint16_t to_bf16(float f)
 {
@@ -79,13 +85,49 @@ static float from_bf16(uint16_t h)
   return f;
 }
 
-static float as_type(int type, float x) { return type == CUDA_R_16BF ? from_bf16(to_bf16(x)) : x; }
+/* To FP16, to nearest even: Inf from 65520 up, subnormals below 2^-14. */
+static uint16_t to_f16(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  uint32_t mag = u & 0x7fffffffu;
+  if (mag > 0x7f800000u) return sign | 0x7e00u;      /* quiet NaN */
+  if (mag >= 0x477ff000u) return sign | 0x7c00u;     /* 65520 and up: Inf */
+  if (mag < 0x38800000u) {                           /* below 2^-14: units of 2^-24 */
+    float a;
+    memcpy(&a, &mag, 4);
+    return sign | (uint16_t)rintf(a * 0x1p24f);     /* exact scaling, rint ties to even */
+  }
+  uint32_t r = mag - (112u << 23);                   /* exponent bias 127 -> 15 */
+  return sign | (uint16_t)((r + 0xfffu + ((r >> 13) & 1u)) >> 13);
+}
+
+static float from_f16(uint16_t h)
+{
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, mant = h & 0x3ffu, u;
+  if (e == 0) {
+    float f = ldexpf((float)mant, -24);
+    return sign ? -f : f;
+  }
+  u = sign | (e == 31 ? 0x7f800000u | (mant << 13) : ((e + 112) << 23) | (mant << 13));
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static float as_type(int type, float x)
+{
+  return type == CUDA_R_16BF ? from_bf16(to_bf16(x)) : type == CUDA_R_16F ? from_f16(to_f16(x)) : x;
+}
 
 static void *to_bytes(int type, const float *h, size_t n)
 {
   void *b = malloc(n * esize(type));
   if (type == CUDA_R_16BF)
     for (size_t i = 0; i < n; i++) ((uint16_t *)b)[i] = to_bf16(h[i]);
+  else if (type == CUDA_R_16F)
+    for (size_t i = 0; i < n; i++) ((uint16_t *)b)[i] = to_f16(h[i]);
   else
     memcpy(b, h, n * 4);
   return b;
@@ -105,7 +147,9 @@ static float *download(int type, const void *dev, size_t n, unsigned char **raw)
   float *h = malloc(n * 4);
   CU(cudaMemcpy(b, dev, n * esize(type), cudaMemcpyDeviceToHost));
   for (size_t i = 0; i < n; i++)
-    h[i] = type == CUDA_R_16BF ? from_bf16(((uint16_t *)b)[i]) : ((float *)b)[i];
+    h[i] = type == CUDA_R_16BF  ? from_bf16(((uint16_t *)b)[i])
+           : type == CUDA_R_16F ? from_f16(((uint16_t *)b)[i])
+                                : ((float *)b)[i];
   if (raw) *raw = b; else free(b);
   return h;
 }
@@ -143,23 +187,27 @@ static void *dev_alloc(size_t bytes)
   return d;
 }
 
-static problem make(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                    int64_t pad)
+/* Leading dimensions are multiples of this many elements (the table's
+ * alignment): a tail in m or k gets padding rows. */
+static int64_t ld_align(const gs_variant *v) { return v->align_bytes / v->elem_bytes; }
+static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+/* A problem with random data in v's type and the leading dimensions given. */
+static problem make_ld(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                       int64_t lda, int64_t ldb, int64_t ldc)
 {
   problem p;
   memset(&p, 0, sizeof p);
   p.v = v; p.type = v->data_type;
   p.ta = ta; p.tb = tb; p.m = m; p.n = n; p.k = k;
-  p.lda = rows_a(&p) + pad;
-  p.ldb = rows_b(&p) + pad;
-  p.ldc = m + pad;
+  p.lda = lda; p.ldb = ldb; p.ldc = ldc;
   size_t es = esize(p.type);
   p.hA = malloc(n_a(&p) * 4); p.hB = malloc(n_b(&p) * 4); p.hC0 = malloc(n_c(&p) * 4);
   p.hbias = malloc((size_t)m * 4);
   for (size_t i = 0; i < n_a(&p); i++) p.hA[i] = as_type(p.type, frand());
   for (size_t i = 0; i < n_b(&p); i++) p.hB[i] = as_type(p.type, frand());
   for (size_t i = 0; i < n_c(&p); i++) p.hC0[i] = as_type(p.type, frand());
-  for (int64_t i = 0; i < m; i++) p.hbias[i] = as_type(v->bias_type == CUDA_R_16BF ? CUDA_R_16BF : CUDA_R_32F, frand());
+  for (int64_t i = 0; i < m; i++) p.hbias[i] = as_type(v->bias_type, frand());
   p.A = dev_alloc(n_a(&p) * es); p.B = dev_alloc(n_b(&p) * es);
   p.C = dev_alloc(n_c(&p) * es); p.D = dev_alloc(n_c(&p) * es);
   p.bias = dev_alloc((size_t)m * esize(v->bias_type));
@@ -168,6 +216,36 @@ static problem make(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, i
   upload(v->bias_type, p.bias, p.hbias, (size_t)m);
   p.image = malloc(n_c(&p) * es);
   return p;
+}
+
+/* Every leading dimension the rows plus pad, rounded up to the alignment. */
+static problem make(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                    int64_t pad)
+{
+  int64_t al = ld_align(v);
+  return make_ld(v, ta, tb, m, n, k, round_up((ta ? k : m) + pad, al),
+                 round_up((tb ? n : k) + pad, al), round_up(m + pad, al));
+}
+
+/* The sizes the cases build their shapes from, per dimension: the kernel's
+ * multiple where it tiles by one (the shapes the tiled kernels have always
+ * been checked on); for a kernel that takes every size, a natural size
+ * whose multiples mostly have tails (67: m off 8, 16 and 64; 261: k off 8
+ * and 32), so that its shapes are not a few elements. */
+static int64_t m_unit(const gs_variant *v) { return v->m_mult > 1 ? v->m_mult : 67; }
+static int64_t k_unit(const gs_variant *v) { return v->k_mult > 1 ? v->k_mult : 261; }
+
+/* n rounded up to the multiple, held to the largest n of the class. */
+static int64_t n_in_class(const gs_variant *v, int64_t n)
+{
+  n = round_up(n, v->n_mult);
+  return v->n_max && n > v->n_max ? v->n_max / v->n_mult * v->n_mult : n;
+}
+
+/* count n-units: n_mult, or 5 for a kernel that takes every n. */
+static int64_t n_of(const gs_variant *v, int64_t count)
+{
+  return n_in_class(v, count * (v->n_mult > 1 ? v->n_mult : 5));
 }
 
 static void release(problem *p)
@@ -360,22 +438,34 @@ static void describe(char *out, size_t size, const problem *p, const spec *s, co
            s->stream ? " stream" : "");
 }
 
-/* Ours through the shim and the real cuBLAS, both against FP64. */
-static void check_call(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const spec *s,
-                       const char *label)
+/* Ours through the shim and the real cuBLAS, both against the FP64
+ * reference ref: whether ours served the call (the shim's counters); the
+ * two errors in *ours, *theirs. */
+static int measure(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const spec *s,
+                   const double *ref, double *ours, double *theirs)
 {
-  double *ref = reference(h, p, s);
   int was_ours = call_ours(h, lt, p, s);
-  double ours = error_of(p, s, ref);
+  *ours = error_of(p, s, ref);
   reset(p, s);
   CB(call(h, lt, p, s, 0));
   CU(cudaDeviceSynchronize());
-  double theirs = error_of(p, s, ref);
+  *theirs = error_of(p, s, ref);
+  return was_ours;
+}
+
+/* A verdict on one call: ours served it and is within the bound. */
+static int check_call(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const spec *s,
+                      const char *label)
+{
+  double *ref = reference(h, p, s), ours, theirs;
+  int was_ours = measure(h, lt, p, s, ref, &ours, &theirs);
   char what[200];
   describe(what, sizeof what, p, s, label);
   if (!was_ours) strncat(what, " (NOT SERVED)", sizeof what - strlen(what) - 1);
-  verdict(p->v->name, what, was_ours && within(p->v, ours, theirs), ours, theirs);
+  int ok = was_ours && within(p->v, ours, theirs);
+  verdict(p->v->name, what, ok, ours, theirs);
   free(ref);
+  return ok;
 }
 
 /* A call v must leave to cuBLAS: forwarded with reason `why`, and the
@@ -418,7 +508,7 @@ static void first_layout(const gs_variant *v, int *ta, int *tb)
 /* The base shape: a few tiles in each direction, several K-steps. */
 static problem base(const gs_variant *v, int ta, int tb, int64_t pad)
 {
-  return make(v, ta, tb, 2 * v->m_mult, 3 * v->n_mult, 5 * v->k_mult, pad);
+  return make(v, ta, tb, 2 * m_unit(v), n_of(v, 3), 5 * k_unit(v), pad);
 }
 
 static void layouts_and_scalars(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
@@ -440,7 +530,7 @@ static void layouts_and_scalars(cublasHandle_t h, cublasLtHandle_t lt, const gs_
       release(&p);
       /* sub-matrix views: every leading dimension padded, alignment kept;
        * big enough in m and n that cuBLAS does not split K */
-      problem q = make(v, ta, tb, 8 * v->m_mult, 4 * v->n_mult, 8 * v->k_mult,
+      problem q = make(v, ta, tb, 8 * m_unit(v), n_of(v, 4), 8 * k_unit(v),
                        3 * (v->align_bytes / v->elem_bytes));
       spec sv = { .alpha = 1.0f, .beta = 0.5f };
       check_call(h, lt, &q, &sv, "sub-matrix view");
@@ -520,7 +610,7 @@ static void reruns(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   int ta, tb;
   first_layout(v, &ta, &tb);
-  problem p = make(v, ta, tb, 4 * v->m_mult, 2 * v->n_mult, 16 * v->k_mult, 0);
+  problem p = make(v, ta, tb, 4 * m_unit(v), n_of(v, 2), 16 * k_unit(v), 0);
   spec s = { .alpha = 1.0f, .beta = 0.5f };
   size_t bytes = n_c(&p) * esize(p.type);
   unsigned char *x = malloc(bytes), *y = malloc(bytes);
@@ -568,7 +658,7 @@ static void threads(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
   spec s = { .alpha = 1.0f, .beta = 0.0f };
   int warm = 1;
   for (int i = 0; i < T; i++) {
-    jobs[i].p = make(v, ta, tb, v->m_mult * (1 + i % 3), 2 * v->n_mult, v->k_mult * (4 + i), 0);
+    jobs[i].p = make(v, ta, tb, m_unit(v) * (1 + i % 3), n_of(v, 2), k_unit(v) * (4 + i), 0);
     jobs[i].ref = reference(h, &jobs[i].p, &s);
     reset(&jobs[i].p, &s);
     CB(call(h, lt, &jobs[i].p, &s, 0));
@@ -607,16 +697,18 @@ static float *b_at(problem *p, int64_t l, int64_t j)
  * cuBLAS's to the self-check's bound. */
 static void non_finite(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, int ta, int tb)
 {
-  problem p = make(v, ta, tb, 2 * v->m_mult, 2 * v->n_mult, 8 * v->k_mult, 0);
+  problem p = make(v, ta, tb, 2 * m_unit(v), n_of(v, 2), 8 * k_unit(v), 0);
   for (int c = 0; c < 40; c++) {
     int64_t i = (c * 37) % p.m, l = (c * 101) % p.k;
     *a_at(&p, i, l) = c % 3 == 0 ? INFINITY : c % 3 == 1 ? -INFINITY : NAN;
   }
   *b_at(&p, 5, 7) = INFINITY;
   *b_at(&p, 9, p.n - 1) = 0.0f;          /* Inf * 0 where a column of A meets it */
-  *a_at(&p, 3, 11) = as_type(p.type, 3.0e38f);   /* overflows against B's 2 below: Inf */
+  /* FP32 and BF16 reach 3e38; FP16 gets the same fractions of its range */
+  const float range = p.type == CUDA_R_16F ? 65504.0f / 3.4e38f : 1.0f;
+  *a_at(&p, 3, 11) = as_type(p.type, 3.0e38f * range);   /* overflows against B's 2 below: Inf */
   for (int64_t j = 0; j < p.n; j += 3) *b_at(&p, 11, j) = 2.0f;
-  *a_at(&p, 6, 13) = as_type(p.type, -2.5e38f);   /* finite, far from the rest */
+  *a_at(&p, 6, 13) = as_type(p.type, -2.5e38f * range);   /* finite, far from the rest */
   upload(p.type, p.A, p.hA, n_a(&p));
   upload(p.type, p.B, p.hB, n_b(&p));
   spec s = { .alpha = 1.0f, .beta = 0.0f };
@@ -649,23 +741,59 @@ static void non_finite(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *
   release(&p);
 }
 
-/* An operand over 2^31 bytes: 64-bit index math. Integer data, exact in
- * the data type and in FP32 sums; checked on sampled elements to the
- * output type's rounding. */
-static void huge(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+/* The integers of the huge case: x(r, c) = (c_row * r + c_col * c) % mod
+ * - mod / 2 over an operand's row and column index. They are exact in every
+ * data type, every sum of k of their products is an integer far below 2^24
+ * (exact in FP32, in any order), and over 35 consecutive l the products of
+ * a row of op(A) and a column of op(B) sum to 0 (7 and 5 are coprime), so a
+ * result is below 35 * 6, exact in the output type too. */
+typedef struct pattern { int64_t mod, c_row, c_col; } pattern;
+static const pattern huge_a = { 7, 1, 3 };   /* op(A)(i, l) = (i + 3 l) % 7 - 3 */
+static const pattern huge_b = { 5, 1, 1 };   /* op(B)(l, j) = (l + j) % 5 - 2 */
+
+static int pattern_at(pattern t, int64_t row, int64_t col)
 {
-  if (getenv("GS_CHECK_QUICK")) {
-    printf("skip %s: an operand over 2^31 bytes (GS_CHECK_QUICK)\n", v->name);
-    return;
+  return (int)((t.c_row * row + t.c_col * col) % t.mod - t.mod / 2);
+}
+
+/* An operand of t (stored transposed when trans) in the data type, rows x
+ * cols with padding rows up to ld zero, written straight from the pattern:
+ * no float copy of a 2 GB operand. */
+static void *pattern_bytes(int type, pattern t, int trans, int64_t rows, int64_t cols, int64_t ld)
+{
+  if (trans) t = (pattern){ t.mod, t.c_col, t.c_row };
+  uint32_t code[8];   /* the type's bytes of -mod/2 .. mod/2 */
+  for (int x = 0; x < t.mod; x++) {
+    float f = (float)(x - t.mod / 2);
+    void *b = to_bytes(type, &f, 1);
+    code[x] = esize(type) == 2 ? *(uint16_t *)b : *(uint32_t *)b;
+    free(b);
   }
-  int ta, tb;
-  first_layout(v, &ta, &tb);
-  const int64_t m = 32768, n = v->n_mult > 128 ? v->n_mult : 128;
-  int64_t k = ((1ll << 31) / v->elem_bytes / m / v->k_mult + 1) * v->k_mult;
+  size_t es = esize(type);
+  unsigned char *out = calloc((size_t)(ld * cols), es);
+  for (int64_t c = 0; c < cols; c++) {
+    int64_t x = (t.c_col * c) % t.mod;   /* the residue at row 0, then stepped */
+    size_t at = (size_t)(c * ld);
+    for (int64_t r = 0; r < rows; r++, at++) {
+      if (es == 2) ((uint16_t *)out)[at] = (uint16_t)code[x];
+      else ((uint32_t *)out)[at] = code[x];
+      x += t.c_row;   /* c_row < mod: no division per element of 2 GB */
+      if (x >= t.mod) x -= t.mod;
+    }
+  }
+  return out;
+}
+
+/* One call with an operand over 2^31 bytes: 64-bit index math. Integer
+ * data; checked on sampled elements to the output type's rounding. */
+static void huge_call(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, int ta, int tb,
+                      int64_t m, int64_t n, int64_t k, const char *label)
+{
   problem p;
   memset(&p, 0, sizeof p);
   p.v = v; p.type = v->data_type; p.ta = ta; p.tb = tb; p.m = m; p.n = n; p.k = k;
-  p.lda = rows_a(&p); p.ldb = rows_b(&p); p.ldc = m;
+  p.lda = round_up(rows_a(&p), ld_align(v)); p.ldb = round_up(rows_b(&p), ld_align(v));
+  p.ldc = round_up(m, ld_align(v));
   size_t es = esize(p.type);
   if (cudaMalloc(&p.A, n_a(&p) * es) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -673,54 +801,335 @@ static void huge(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     return;
   }
   p.B = dev_alloc(n_b(&p) * es); p.C = dev_alloc(n_c(&p) * es);
-  p.hA = malloc(n_a(&p) * 4); p.hB = malloc(n_b(&p) * 4);
   p.image = malloc(n_c(&p) * es);
-  for (int64_t l = 0; l < k; l++)
-    for (int64_t i = 0; i < m; i++) *a_at(&p, i, l) = (float)((i + 3 * l) % 7 - 3);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t l = 0; l < k; l++) *b_at(&p, l, j) = (float)((l + j) % 5 - 2);
-  upload(p.type, p.A, p.hA, n_a(&p));
-  upload(p.type, p.B, p.hB, n_b(&p));
+  void *a = pattern_bytes(p.type, huge_a, ta, rows_a(&p), cols_a(&p), p.lda);
+  CU(cudaMemcpy(p.A, a, n_a(&p) * es, cudaMemcpyHostToDevice));
+  free(a);
+  void *b = pattern_bytes(p.type, huge_b, tb, rows_b(&p), cols_b(&p), p.ldb);
+  CU(cudaMemcpy(p.B, b, n_b(&p) * es, cudaMemcpyHostToDevice));
+  free(b);
   spec s = { .alpha = 1.0f, .beta = 0.0f };
   int ok = call_ours(h, lt, &p, &s);
   float *out = download(p.type, p.C, n_c(&p), NULL);
-  const double unit = p.type == CUDA_R_16BF ? 0x1p-8 : 0x1p-23;
+  const double unit = p.type == CUDA_R_16BF ? 0x1p-8 : p.type == CUDA_R_16F ? 0x1p-11 : 0x1p-23;
   const int64_t rows[] = { 0, 1, m / 2 + 5, m - 1 }, cols[] = { 0, 77 % n, n - 1 };
-  for (size_t a = 0; a < 4; a++)
-    for (size_t b = 0; b < 3; b++) {
-      int64_t i = rows[a], j = cols[b];
+  for (size_t x = 0; x < 4; x++)
+    for (size_t y = 0; y < 3; y++) {
+      int64_t i = rows[x], j = cols[y];
       double r = 0;
-      for (int64_t l = 0; l < k; l++) r += (double)*a_at(&p, i, l) * *b_at(&p, l, j);
-      ok &= fabs(out[i + j * m] - r) <= unit * fabs(r) + 1e-6;
+      for (int64_t l = 0; l < k; l++)
+        r += (double)pattern_at(huge_a, i, l) * pattern_at(huge_b, l, j);
+      ok &= fabs(out[i + j * p.ldc] - r) <= unit * fabs(r) + 1e-6;
     }
-  char what[120];
-  snprintf(what, sizeof what, "%s A of %.2f GB (64-bit index math), integer data", lay_name(ta, tb),
-           (double)(n_a(&p) * es) / 1e9);
+  char what[160];
+  snprintf(what, sizeof what, "%s %sA of %.2f GB (64-bit index math), integer data",
+           lay_name(ta, tb), label, (double)(n_a(&p) * es) / 1e9);
   verdict(v->name, what, ok, 0, 0);
   free(out);
   release(&p);
 }
 
-/* What v must leave to cuBLAS: a tail, a misaligned A, a layout it lacks. */
+/* An operand over 2^31 bytes. For a kernel with an n_max (few tokens
+ * against a weight) it is the weight, op(A): the output layer of a large
+ * vocabulary (128256 rows, Llama 3's) with k just past 2^31 bytes (a tail
+ * where k may have one), n = 8, in each layout. */
+static void huge(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  if (getenv("GS_CHECK_QUICK")) {
+    printf("skip %s: an operand over 2^31 bytes (GS_CHECK_QUICK)\n", v->name);
+    return;
+  }
+  int ta, tb;
+  if (!v->n_max) {
+    first_layout(v, &ta, &tb);
+    const int64_t m = 32768, n = v->n_mult > 128 ? v->n_mult : 128;
+    int64_t k = ((1ll << 31) / v->elem_bytes / m / v->k_mult + 1) * v->k_mult;
+    huge_call(h, lt, v, ta, tb, m, n, k, "");
+    return;
+  }
+  const int64_t m = round_up(128256, v->m_mult), n = n_in_class(v, 8);
+  const int64_t k_step = round_up(256, v->k_mult);
+  int64_t k = ((1ll << 31) / v->elem_bytes / m / k_step + 1) * k_step + (v->k_mult == 1 ? 3 : 0);
+  char label[80];
+  snprintf(label, sizeof label, "weight %lldx%lld, n %lld: ", (long long)m, (long long)k,
+           (long long)n);
+  for (int l = 0; l < 4; l++)
+    if (takes(v, l & 1, l >> 1)) huge_call(h, lt, v, l & 1, l >> 1, m, n, k, label);
+}
+
+/* The reason the shim records for a call in a layout v lacks: the furthest
+ * any kernel got (route.c), and another kernel of the type that has the
+ * layout gets as far as its size class. -1 when another kernel's class
+ * holds the call (then the arguments do not say). */
+static int lacking_layout_reason(const problem *p)
+{
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.a_type = g.b_type = g.c_type = g.d_type = p->type;
+  g.compute_type = p->type == CUDA_R_32F ? GS_NONE : CUBLAS_COMPUTE_32F;   /* Sgemm, GemmEx */
+  g.trans_a = op(p->ta); g.trans_b = op(p->tb);
+  g.m = p->m; g.n = p->n; g.k = p->k; g.batch = 1;
+  gs_reason why = GS_R_LAYOUT;
+  for (size_t i = 0; i < gs_n_variants; i++) {
+    if (gs_variants[i] == p->v) continue;
+    gs_reason r = gs_variant_fits_args(gs_variants[i], &g);
+    if (r == GS_R_ROUTED) return -1;
+    if (r > why) why = r;
+  }
+  return (int)why;
+}
+
+/* What v must leave to cuBLAS: a tail (where it tiles), n over n_max, a
+ * misaligned A, the layouts it lacks, ldb off the alignment. */
 static void refusals(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   int ta, tb;
   first_layout(v, &ta, &tb);
   spec s = { .alpha = 1.0f, .beta = 0.5f };
-  problem tail = make(v, ta, tb, 2 * v->m_mult - 8, 2 * v->n_mult, 2 * v->k_mult, 0);
-  check_forwarded(h, lt, &tail, &s, GS_R_SIZE_CLASS, "tail");
-  release(&tail);
+  if (v->m_mult > 1 || v->n_mult > 1 || v->k_mult > 1) {
+    /* m off its multiple, or else k, or else n */
+    int64_t m = 2 * m_unit(v), n = n_of(v, 2), k = 2 * k_unit(v);
+    if (v->m_mult > 1) m -= v->m_mult > 8 ? 8 : 1;
+    else if (v->k_mult > 1) k -= v->k_mult > 8 ? 8 : 1;
+    else n -= 1;
+    problem tail = make(v, ta, tb, m, n, k, 0);
+    check_forwarded(h, lt, &tail, &s, GS_R_SIZE_CLASS, "tail");
+    release(&tail);
+  }
+  if (v->n_max) {
+    problem wide = make(v, ta, tb, 2 * m_unit(v), v->n_max + v->n_mult, 5 * k_unit(v), 0);
+    check_forwarded(h, lt, &wide, &s, GS_R_SIZE_CLASS, "n over n_max");
+    release(&wide);
+  }
   problem p = base(v, ta, tb, 0);
   spec shifted = { .alpha = 1.0f, .beta = 0.5f, .a_shift = 1 };
   check_forwarded(h, lt, &p, &shifted, GS_R_ALIGNMENT, "A one element off");
   release(&p);
   for (int l = 0; l < 4; l++)
-    if (!((v->layouts >> l) & 1)) {
+    if (!takes(v, l & 1, l >> 1)) {
       problem q = base(v, l & 1, l >> 1, 0);
-      check_forwarded(h, lt, &q, &s, GS_R_LAYOUT, "a layout it lacks");
+      int why = lacking_layout_reason(&q);
+      if (why < 0)
+        printf("skip %s: %s is in another kernel's class\n", v->name, lay_name(l & 1, l >> 1));
+      else
+        check_forwarded(h, lt, &q, &s, (gs_reason)why, "a layout it lacks");
       release(&q);
-      break;
     }
+  const int64_t al = ld_align(v);
+  if (al > 1) {
+    const int64_t m = 2 * m_unit(v), n = n_of(v, 3), k = 5 * k_unit(v);
+    problem q = make_ld(v, ta, tb, m, n, k, round_up(ta ? k : m, al),
+                        round_up(tb ? n : k, al) + 1, round_up(m, al));
+    check_forwarded(h, lt, &q, &s, GS_R_ALIGNMENT, "ldb off the alignment");
+    release(&q);
+  }
+}
+
+/* The code path v's launcher takes for p's call (0 for a launcher of one
+ * path): the path the self-check keys its verdicts by. */
+static int path_of(const problem *p)
+{
+  if (!p->v->path_of) return 0;
+  gs_kernel_args a;
+  memset(&a, 0, sizeof a);
+  a.m = p->m; a.n = p->n; a.k = p->k;
+  a.trans_a = p->ta; a.trans_b = p->tb;
+  a.A = p->A; a.lda = p->lda; a.B = p->B; a.ldb = p->ldb;
+  a.C = p->C; a.ldc = p->ldc; a.D = p->C; a.ldd = p->ldc;
+  a.alpha = 1.0f;
+  CU(cudaGetDevice(&a.device));
+  return p->v->path_of(&a);
+}
+
+/* Under GS_CHECK_QUICK the sweep takes n at powers of two (where column
+ * tiles change) and the n after each, and n_max. */
+static int swept(const gs_variant *v, int64_t n)
+{
+  if (!getenv("GS_CHECK_QUICK") || n == v->n_max / v->n_mult * v->n_mult) return 1;
+  int64_t before = n - v->n_mult;
+  return (n & (n - 1)) == 0 || (before > 0 && (before & (before - 1)) == 0);
+}
+
+static void paths_named(char *out, size_t size, unsigned paths)
+{
+  size_t at = 0;
+  out[0] = 0;
+  for (int i = 0; i < 32 && at + 4 < size; i++)
+    if (paths >> i & 1) at += (size_t)snprintf(out + at, size - at, "%s%d", at ? "," : "", i);
+}
+
+/* Every n of the class up to n_max, in each layout v takes, on three
+ * shapes: a moderate one, few rows with a long K (the launcher splits K
+ * across a cluster) and many rows (no split). Each call served by ours
+ * (the shim's counters) and within the accuracy bound. Then every code
+ * path the launcher takes on a wider probe of shapes (asked of path_of)
+ * must have been checked: a path the three shapes missed (the split rule
+ * is tuning) is checked on the smallest probe shape that takes it. */
+static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  static const struct { int64_t m, k; float alpha, beta; } shapes[] = {
+    { 1003, 1029, 1.0f, 0.0f },
+    { 520, 4100, -1.25f, 0.5f },
+    { 40963, 1000, 1.0f, 0.0f },
+  };
+  static const int64_t probe_m[] = { 1, 67, 520, 1003, 4099, 20483, 40963 };
+  static const int64_t probe_k[] = { 13, 200, 1029, 4100, 8209 };
+  const int64_t n_max = v->n_max / v->n_mult * v->n_mult;
+  for (int l = 0; l < 4; l++) {
+    int ta = l & 1, tb = l >> 1;
+    if (!takes(v, ta, tb)) continue;
+    unsigned probed = 0, swept_paths = 0, taken = 0;
+    struct { int64_t m, n, k; } smallest[32];   /* per path, the probe shape of least m * k */
+    for (size_t a = 0; a < sizeof probe_m / sizeof *probe_m; a++)
+      for (size_t b = 0; b < sizeof probe_k / sizeof *probe_k; b++)
+        for (int64_t n = v->n_mult; n <= n_max; n += v->n_mult) {
+          problem q;
+          memset(&q, 0, sizeof q);
+          q.v = v; q.ta = ta; q.tb = tb;
+          q.m = round_up(probe_m[a], v->m_mult); q.n = n; q.k = round_up(probe_k[b], v->k_mult);
+          q.lda = round_up(rows_a(&q), ld_align(v)); q.ldb = round_up(rows_b(&q), ld_align(v));
+          q.ldc = round_up(q.m, ld_align(v));
+          int path = path_of(&q);
+          if (!(probed >> path & 1) || q.m * q.k < smallest[path].m * smallest[path].k) {
+            smallest[path].m = q.m; smallest[path].n = n; smallest[path].k = q.k;
+          }
+          probed |= 1u << path;
+        }
+    for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
+      problem p = make(v, ta, tb, round_up(shapes[sh].m, v->m_mult), n_max,
+                       round_up(shapes[sh].k, v->k_mult), 0);
+      spec s = { .alpha = shapes[sh].alpha, .beta = shapes[sh].beta };
+      /* at n_max; its first n columns are the reference for n */
+      double *ref = reference(h, &p, &s), worst = 0, worst_theirs = 0;
+      int failed = 0;
+      for (int64_t n = v->n_mult; n <= n_max; n += v->n_mult) {
+        if (!swept(v, n)) continue;
+        p.n = n;
+        double ours, theirs;
+        int was_ours = measure(h, lt, &p, &s, ref, &ours, &theirs);
+        if (was_ours && within(v, ours, theirs)) swept_paths |= 1u << path_of(&p);
+        if (!was_ours || !within(v, ours, theirs)) {
+          failed++;
+          printf("     n %lld: %s, ours %.3e cublas %.3e\n", (long long)n,
+                 was_ours ? "over the bound" : "NOT SERVED", ours, theirs);
+        }
+        if (!(ours <= worst)) { worst = ours; worst_theirs = theirs; }
+      }
+      p.n = n_max;
+      char what[200];
+      snprintf(what, sizeof what, "every n%s: %s %lldx(%lld..%lld)x%lld a=%g b=%g, %d failed",
+               getenv("GS_CHECK_QUICK") ? " (quick)" : "", lay_name(ta, tb), (long long)p.m,
+               (long long)v->n_mult, (long long)n_max, (long long)p.k, s.alpha, s.beta, failed);
+      verdict(v->name, what, failed == 0, worst, worst_theirs);
+      free(ref);
+      release(&p);
+    }
+    taken = swept_paths;
+    for (int path = 0; path < 32; path++)
+      if ((probed & ~taken) >> path & 1) {
+        problem p = make(v, ta, tb, smallest[path].m, smallest[path].n, smallest[path].k, 0);
+        spec s = { .alpha = 1.0f, .beta = 0.5f };
+        char label[40];
+        snprintf(label, sizeof label, "every n: path %d", path);
+        if (check_call(h, lt, &p, &s, label) && path_of(&p) == path) taken |= 1u << path;
+        release(&p);
+      }
+    char all[100], got[100], what[260];
+    paths_named(all, sizeof all, probed);
+    paths_named(got, sizeof got, swept_paths);
+    snprintf(what, sizeof what, "every n: %s every path of the probe checked (%s; swept %s)",
+             lay_name(ta, tb), all, got);
+    verdict(v->name, what, (probed & ~taken) == 0, 0, 0);
+  }
+}
+
+/* k odd and k off the 16-byte vector (lda padded up to the alignment),
+ * down to a k below one vector; m off 8 (NN: A's columns not a whole
+ * number of vectors), and a few rows with a long K; in each layout. */
+static void k_tails(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  static const struct { int64_t m, n, k; } shapes[] = {
+    { 1001, 1, 13 }, { 1001, 13, 1023 }, { 1001, 64, 4095 }, { 1001, 8, 4100 }, { 37, 17, 4095 },
+  };
+  for (int l = 0; l < 4; l++) {
+    int ta = l & 1, tb = l >> 1;
+    if (!takes(v, ta, tb)) continue;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+      problem p = make(v, ta, tb, round_up(shapes[i].m, v->m_mult), n_in_class(v, shapes[i].n),
+                       shapes[i].k, 0);
+      spec s = { .alpha = 1.0f, .beta = i % 2 ? 0.5f : 0.0f };
+      check_call(h, lt, &p, &s, "k tail");
+      release(&p);
+    }
+  }
+}
+
+/* The same call captured on two streams into two graphs, each writing its
+ * own output, then both replayed 50 times on their streams at once (no
+ * sync in between): both outputs correct, and the bytes of a call made
+ * outside any graph (the kernel's answer does not depend on the stream or
+ * on what runs beside it). */
+static void graphs_on_two_streams(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  enum { REPLAYS = 50 };
+  int ta, tb;
+  first_layout(v, &ta, &tb);
+  /* the reruns' shape: a long K (split, where the launcher splits) */
+  problem p = make(v, ta, tb, 4 * m_unit(v), n_of(v, 2), 16 * k_unit(v), 0);
+  problem q = p;   /* the same operands, an output of its own */
+  size_t bytes = n_c(&p) * esize(p.type);
+  q.C = dev_alloc(bytes);
+  q.image = malloc(bytes);
+  spec s = { .alpha = 1.0f, .beta = 0.0f };   /* a replay overwrites, never accumulates */
+  double *ref = reference(h, &p, &s);
+  int ok = call_ours(h, lt, &p, &s);          /* the class checked, and the bytes outside a graph */
+  unsigned char *solo = malloc(bytes), *got = malloc(bytes);
+  CU(cudaMemcpy(solo, p.C, bytes, cudaMemcpyDeviceToHost));
+
+  problem *out[2] = { &p, &q };
+  cudaStream_t st[2];
+  cudaGraph_t g[2];
+  cudaGraphExec_t ge[2];
+  uint64_t before = served(v);
+  for (int i = 0; i < 2; i++) {
+    CU(cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking));
+    spec si = s;
+    si.stream = st[i];
+    reset(out[i], &si);
+    CU(cudaStreamBeginCapture(st[i], cudaStreamCaptureModeGlobal));
+    CB(call(h, lt, out[i], &si, 1));
+    CU(cudaStreamEndCapture(st[i], &g[i]));
+    CU(cudaGraphInstantiate(&ge[i], g[i], 0));
+  }
+  ok &= served(v) == before + 2;
+  for (int r = 0; r < REPLAYS; r++)
+    for (int i = 0; i < 2; i++) CU(cudaGraphLaunch(ge[i], st[i]));
+  CU(cudaStreamSynchronize(st[0]));
+  CU(cudaStreamSynchronize(st[1]));
+  double worst = 0;
+  for (int i = 0; i < 2; i++) {
+    double e = error_of(out[i], &s, ref);
+    if (!(e <= worst)) worst = e;
+    CU(cudaMemcpy(got, out[i]->C, bytes, cudaMemcpyDeviceToHost));
+    ok &= memcmp(got, solo, bytes) == 0;
+  }
+  CB(cublasSetStream_v2(h, 0));
+  reset(&p, &s);
+  CB(call(h, lt, &p, &s, 0));
+  CU(cudaDeviceSynchronize());
+  double theirs = error_of(&p, &s, ref);
+  char what[160];
+  snprintf(what, sizeof what, "2 graphs replayed %dx on 2 streams at once: bytes of a plain call",
+           REPLAYS);
+  verdict(v->name, what, ok && within(v, worst, theirs), worst, theirs);
+  for (int i = 0; i < 2; i++) {
+    cudaGraphExecDestroy(ge[i]);
+    cudaGraphDestroy(g[i]);
+    cudaStreamDestroy(st[i]);
+  }
+  cudaFree(q.C);
+  free(q.image); free(solo); free(got); free(ref);
+  release(&p);
 }
 
 /* The process's first GEMM, made inside a global-mode stream capture,
@@ -860,6 +1269,9 @@ int main(void)
       if ((v->layouts >> l) & 1) non_finite(h, lt, v, l & 1, l >> 1);
     refusals(h, lt, v);
     huge(h, lt, v);
+    graphs_on_two_streams(h, lt, v);
+    if (v->n_max) every_n(h, lt, v);
+    if (v->k_mult == 1) k_tails(h, lt, v);
     verdict(v->name, "no self-check failed",
             gs_tally_count("cublas", GS_R_SELFCHECK_FAILED) == failed_checks, 0, 0);
   }

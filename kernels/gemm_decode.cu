@@ -1,0 +1,575 @@
+/* Decode-shaped GEMMs (kernels/gemm_decode.h): D = alpha * op(A) B + beta * C
+ * (+ bias) with few columns n, the weight op(A) read once from HBM.
+ *
+ * Technique. Each warp streams a band of weight rows over a slice of K
+ * straight from global memory into registers, 16 bytes per load that skip
+ * L1, and feeds them to mma.sync m16n8k16 (FP32 accumulate) without a trip
+ * through shared memory. The order of k inside one mma does not matter to
+ * the sum's definition, so each lane's 16-byte load is assigned to the k
+ * slots of the fragment it owns, and x (op(B), k x n, small and hot in L2)
+ * is loaded with the same assignment:
+ *   TN (weight rows contiguous in k): a lane loads 8 consecutive k of its
+ *     fragment row; two mma per 32-k step, WM 16-row tiles per warp.
+ *   NN (weight columns contiguous in m): a lane loads 8 consecutive rows at
+ *     4 consecutive k and pairs them with byte permutes; four mma per 16-k
+ *     step cover 64 rows.
+ * Columns of the mma beyond n are zeros (n = 1 wastes tensor work, which is
+ * free here: the call is bound by the weight's bytes).
+ *
+ * Split-K, in a fixed order: the four warps of a CTA take four K slices
+ * and are summed as (w0 + w2) + (w1 + w3) through shared memory; with few
+ * row tiles a cluster of S CTAs takes S further slices, and CTA r sums rows
+ * r/S of the tile over ranks 0..S-1 through distributed shared memory. No
+ * atomics and no global scratch: the same bits on every run and stream. */
+#include "gemm_decode.h"
+
+#include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include <atomic>
+
+#include "gs_launch.h"
+
+namespace cg = cooperative_groups;
+
+namespace gs_decode {
+
+constexpr int kWarps = 4;          /* per CTA: the in-CTA K split */
+constexpr int kMaxCluster = 8;     /* portable cluster size */
+
+template <typename T> struct Elem;
+template <> struct Elem<__nv_bfloat16> {
+  static __device__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+  static __device__ __nv_bfloat16 from_f(float v) { return __float2bfloat16_rn(v); }
+  static __device__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+template <> struct Elem<__half> {
+  static __device__ float to_f(__half v) { return __half2float(v); }
+  static __device__ __half from_f(float v) { return __float2half_rn(v); }
+  static __device__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+};
+
+/* Per layout and column tiles NT (n <= 8 NT): MT m16 fragments per warp,
+ * ROWS weight rows per CTA, STEP k per step, U steps in flight per loop. */
+template <bool kNN, int NT> struct Cfg;
+template <int NT> struct Cfg<false, NT> {
+  static constexpr int MT = 2, ROWS = 32, STEP = 32;
+  static constexpr int U = NT <= 2 ? 8 : NT == 4 ? 2 : 1;
+};
+template <int NT> struct Cfg<true, NT> {
+  static constexpr int MT = 4, ROWS = 64, STEP = 16;
+  static constexpr int U = NT <= 2 ? 4 : NT == 4 ? 2 : 1;
+};
+
+struct Params {
+  const uint16_t *A, *B, *C, *bias;
+  void *D;
+  int64_t lda, ldb, ldc, ldd;
+  int m, n, k;
+  int split;                       /* cluster size along K */
+  float alpha, beta;
+  const float *alpha_dev, *beta_dev;
+};
+
+/* Loads without branches (a branch per load keeps the compiler from
+ * putting them all in flight): when `on` is false nothing is read and the
+ * result is zero. The weight skips L1; x stays in it. */
+__device__ __forceinline__ uint4 ld_stream(const uint16_t *p, bool on) {
+  uint4 v;
+  asm volatile(
+      "{\n .reg .pred q;\n setp.ne.b32 q, %5, 0;\n"
+      " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
+      " @q ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"((int)on));
+  return v;
+}
+__device__ __forceinline__ uint4 ld_x16(const uint16_t *p, bool on) {
+  uint4 v;
+  asm volatile(
+      "{\n .reg .pred q;\n setp.ne.b32 q, %5, 0;\n"
+      " mov.b32 %0, 0; mov.b32 %1, 0; mov.b32 %2, 0; mov.b32 %3, 0;\n"
+      " @q ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n}\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "r"((int)on));
+  return v;
+}
+__device__ __forceinline__ uint2 ld_x8(const uint16_t *p, bool on) {
+  uint2 v;
+  asm volatile(
+      "{\n .reg .pred q;\n setp.ne.b32 q, %3, 0;\n"
+      " mov.b32 %0, 0; mov.b32 %1, 0;\n"
+      " @q ld.global.nc.v2.u32 {%0,%1}, [%2];\n}\n"
+      : "=r"(v.x), "=r"(v.y)
+      : "l"(p), "r"((int)on));
+  return v;
+}
+__device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) {
+  return (uint32_t)lo | ((uint32_t)hi << 16);
+}
+/* 8 consecutive elements from p, those at index >= lim (counted from p)
+ * read as zero. */
+__device__ __forceinline__ uint4 ld_guard8(const uint16_t *p, int64_t lim) {
+  uint16_t e[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) e[i] = i < lim ? p[i] : (uint16_t)0;
+  return make_uint4(pack2(e[0], e[1]), pack2(e[2], e[3]), pack2(e[4], e[5]), pack2(e[6], e[7]));
+}
+__device__ __forceinline__ uint2 ld_guard4(const uint16_t *p, int64_t lim) {
+  uint16_t e[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) e[i] = i < lim ? p[i] : (uint16_t)0;
+  return make_uint2(pack2(e[0], e[1]), pack2(e[2], e[3]));
+}
+__device__ __forceinline__ uint32_t word(const uint4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+/* One step of the TN layout: this lane's loads of A rows and x columns.
+ * kGuard: the step reaches past k (the last one), read element by
+ * element with zeros beyond. */
+template <int MT, int NT>
+struct StepTN {
+  uint4 a[MT][2];
+  uint4 b[NT];
+};
+
+template <int MT, int NT, bool kGuard>
+__device__ __forceinline__ void load_tn(StepTN<MT, NT> &s, const Params &p, int row0, int kk,
+                                        int g, int q) {
+  const int64_t kcol = (int64_t)kk + 8 * q;
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 16 * t + 8 * h + g;
+      const uint16_t *src = p.A + (int64_t)row * p.lda + kcol;
+      if (!kGuard) s.a[t][h] = ld_stream(src, row < p.m);
+      else if (row < p.m) s.a[t][h] = ld_guard8(src, p.k - kcol);
+      else s.a[t][h] = make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const int col = nt * 8 + g;
+    const uint16_t *src = p.B + (int64_t)col * p.ldb + kcol;
+    if (!kGuard) s.b[nt] = ld_x16(src, col < p.n);
+    else if (col < p.n) s.b[nt] = ld_guard8(src, p.k - kcol);
+    else s.b[nt] = make_uint4(0, 0, 0, 0);
+  }
+}
+
+template <typename T, int MT, int NT>
+__device__ __forceinline__ void mma_tn(float (&acc)[MT][NT][4], const StepTN<MT, NT> &s) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      const uint32_t a[4] = {word(s.a[t][0], 2 * half), word(s.a[t][1], 2 * half),
+                             word(s.a[t][0], 2 * half + 1), word(s.a[t][1], 2 * half + 1)};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+        Elem<T>::mma(acc[t][nt], a, word(s.b[nt], 2 * half), word(s.b[nt], 2 * half + 1));
+    }
+}
+
+/* One step of the NN layout: 8 rows at 4 consecutive k from A, 4 k of each
+ * x column. */
+template <int NT>
+struct StepNN {
+  uint4 a[4];
+  uint2 b[NT];
+};
+
+/* Without kGuard, the whole band of rows lies inside m and the step
+ * inside k. */
+template <int NT, bool kGuard>
+__device__ __forceinline__ void load_nn(StepNN<NT> &s, const Params &p, int row0, int kk, int g,
+                                        int q) {
+  const int row = row0 + 8 * g;
+  const int rows_left = p.m - row;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int64_t kr = (int64_t)kk + 4 * q + j;
+    const uint16_t *src = p.A + kr * p.lda + row;
+    if (!kGuard) s.a[j] = ld_stream(src, true);
+    else if (kr >= p.k || rows_left <= 0) s.a[j] = make_uint4(0, 0, 0, 0);
+    else s.a[j] = ld_guard8(src, rows_left);
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    const int col = nt * 8 + g;
+    const int64_t kr = (int64_t)kk + 4 * q;
+    const uint16_t *src = p.B + (int64_t)col * p.ldb + kr;
+    if (!kGuard) s.b[nt] = ld_x8(src, col < p.n);
+    else if (col < p.n) s.b[nt] = ld_guard4(src, p.k - kr);
+    else s.b[nt] = make_uint2(0, 0);
+  }
+}
+
+template <typename T, int NT>
+__device__ __forceinline__ void mma_nn(float (&acc)[4][NT][4], const StepNN<NT> &s) {
+  /* Word i of the load at k offset j holds rows 2i, 2i+1 at that k; mma pp
+   * takes rows 2pp (fragment row g) and 2pp + 1 (row g + 8). */
+#pragma unroll
+  for (int pp = 0; pp < 4; ++pp) {
+    const uint32_t w0 = word(s.a[0], pp), w1 = word(s.a[1], pp), w2 = word(s.a[2], pp),
+                   w3 = word(s.a[3], pp);
+    const uint32_t a[4] = {__byte_perm(w0, w1, 0x5410), __byte_perm(w0, w1, 0x7632),
+                           __byte_perm(w2, w3, 0x5410), __byte_perm(w2, w3, 0x7632)};
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) Elem<T>::mma(acc[pp][nt], a, s.b[nt].x, s.b[nt].y);
+  }
+}
+
+/* The row, within the CTA's band, of accumulator e of fragment t. */
+template <bool kNN>
+__device__ __forceinline__ int row_of(int warp_row0, int t, int e, int g) {
+  return kNN ? warp_row0 + 8 * g + 2 * t + (e >> 1) : warp_row0 + 16 * t + g + 8 * (e >> 1);
+}
+
+/* One CTA per SM as the bound: it lets the compiler keep every load of a
+ * block in flight (with more CTAs as the bound it spends fewer registers
+ * and issues the loads a few at a time, between the mma). */
+template <typename T, bool kNN, int NT>
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    gemmshim_decode_kernel(const Params p) {
+  using C = Cfg<kNN, NT>;
+  constexpr int MT = C::MT, ROWS = C::ROWS, COLS = 8 * NT, LD = ROWS + 1;
+  __shared__ float red[2][COLS * LD];
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, q = lane & 3;
+  const int split = p.split;
+  const int rank = (int)(blockIdx.x % (unsigned)split);
+  const int tile = (int)(blockIdx.x / (unsigned)split);
+  const int row0 = tile * ROWS;
+
+  /* K in blocks of U steps, dealt round-robin to the split * kWarps
+   * slices (slice = rank * kWarps + warp): the warps of a CTA, and the CTAs
+   * of a cluster, read neighbouring pieces of each weight row at once, which
+   * keeps DRAM pages open. The steps after the last whole block, the last
+   * one possibly reaching past k, are dealt one by one. */
+  const int steps = (p.k + C::STEP - 1) / C::STEP;
+  const int full = p.k / C::STEP;
+  const int slices = split * kWarps, slice = rank * kWarps + warp;
+  const int blocks = full / C::U;
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[t][nt][e] = 0.f;
+
+  if constexpr (!kNN) {
+    for (int b = slice; b < blocks; b += slices) {
+      StepTN<MT, NT> s[C::U];
+#pragma unroll
+      for (int u = 0; u < C::U; ++u) load_tn<MT, NT, false>(s[u], p, row0, (b * C::U + u) * C::STEP, g, q);
+#pragma unroll
+      for (int u = 0; u < C::U; ++u) mma_tn<T, MT, NT>(acc, s[u]);
+    }
+    for (int st = blocks * C::U + slice; st < steps; st += slices) {
+      StepTN<MT, NT> s;
+      if (st < full) load_tn<MT, NT, false>(s, p, row0, st * C::STEP, g, q);
+      else load_tn<MT, NT, true>(s, p, row0, st * C::STEP, g, q);
+      mma_tn<T, MT, NT>(acc, s);
+    }
+  } else {
+    /* a band reaching past m takes the guarded steps throughout */
+    const int fast_blocks = row0 + ROWS <= p.m ? blocks : 0;
+    for (int b = slice; b < fast_blocks; b += slices) {
+      StepNN<NT> s[C::U];
+#pragma unroll
+      for (int u = 0; u < C::U; ++u) load_nn<NT, false>(s[u], p, row0, (b * C::U + u) * C::STEP, g, q);
+#pragma unroll
+      for (int u = 0; u < C::U; ++u) mma_nn<T, NT>(acc, s[u]);
+    }
+    for (int st = fast_blocks * C::U + slice; st < steps; st += slices) {
+      StepNN<NT> s;
+      if (st < full && fast_blocks) load_nn<NT, false>(s, p, row0, st * C::STEP, g, q);
+      else load_nn<NT, true>(s, p, row0, st * C::STEP, g, q);
+      mma_nn<T, NT>(acc, s);
+    }
+  }
+
+  /* The CTA's sum, (w0 + w2) + (w1 + w3), ends in red[0]. Every warp's
+   * fragment covers the same (row, column) cells. */
+  auto cell = [&](int t, int nt, int e) {
+    return (nt * 8 + 2 * q + (e & 1)) * LD + row_of<kNN>(0, t, e, g);
+  };
+  auto put = [&](float *buf) {
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) buf[cell(t, nt, e)] = acc[t][nt][e];
+  };
+  auto add = [&](const float *buf) {
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[t][nt][e] += buf[cell(t, nt, e)];
+  };
+  if (warp >= 2) put(red[warp - 2]);
+  __syncthreads();
+  if (warp < 2) add(red[warp]);
+  __syncthreads();
+  if (warp == 1) put(red[0]);
+  __syncthreads();
+  if (warp == 0) {
+    add(red[0]);
+    put(red[0]);
+  }
+
+  float alpha = p.alpha, beta = p.beta;
+  if (p.alpha_dev) alpha = *p.alpha_dev;
+  if (p.beta_dev) beta = *p.beta_dev;
+
+  /* Rows [r_lo, r_hi) of the band are this CTA's to finish: with a
+   * cluster, the sum over ranks 0..split-1 of their red[0]. */
+  int r_lo = 0, r_hi = ROWS;
+  if (split > 1) {
+    cg::this_cluster().sync();
+    r_lo = rank * ROWS / split;
+    r_hi = (rank + 1) * ROWS / split;
+  } else {
+    __syncthreads();
+  }
+  const int rows = r_hi - r_lo;
+  const int cols = p.n < COLS ? p.n : COLS;
+  T *D = static_cast<T *>(p.D);
+  const T *Cm = reinterpret_cast<const T *>(p.C);
+  const T *bias = reinterpret_cast<const T *>(p.bias);
+  for (int e = threadIdx.x; e < rows * cols; e += kWarps * 32) {
+    const int j = e / rows, i = r_lo + e % rows;
+    const int row = row0 + i;
+    if (row >= p.m) continue;
+    float v;
+    if (split > 1) {
+      /* all ranks' loads in flight at once, then summed in rank order */
+      cg::cluster_group cluster = cg::this_cluster();
+      float part[kMaxCluster];
+#pragma unroll
+      for (int r = 0; r < kMaxCluster; ++r)
+        part[r] = r < split ? cluster.map_shared_rank(red[0], r)[j * LD + i] : 0.f;
+      v = part[0];
+#pragma unroll
+      for (int r = 1; r < kMaxCluster; ++r)
+        if (r < split) v += part[r];
+    } else {
+      v = red[0][j * LD + i];
+    }
+    /* Explicit roundings, as the other kernels: alpha * acc, + beta * C in
+     * one FMA, + bias, rounded once. */
+    v = __fmul_rn(alpha, v);
+    if (beta != 0.f) v = fmaf(beta, Elem<T>::to_f(Cm[row + (int64_t)j * p.ldc]), v);
+    if (bias) v = __fadd_rn(v, Elem<T>::to_f(bias[row]));
+    D[row + (int64_t)j * p.ldd] = Elem<T>::from_f(v);
+  }
+  /* Peers read this CTA's shared memory until here. */
+  if (split > 1) cg::this_cluster().sync();
+}
+
+constexpr int kMaxDevices = 64;
+
+static int nt_of(int64_t n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : 8; }
+
+/* CTAs of a configuration that are resident at once in clusters of 1, 2,
+ * 4 and 8 (clusters must fit in one GPC, so the count falls with the
+ * cluster size), read once per device through the occupancy API (not a
+ * stream operation: safe while a stream captures). The bf16 and fp16
+ * kernels are the same code but for the mma type; the bf16 one stands for
+ * both, so a call's path (gs_gemm_decode_path) needs no type. 0: unknown. */
+static std::atomic<int> wave_of[kMaxDevices][2][4][4];
+
+template <bool kNN, int NT>
+static int wave(int dev, int si) {
+  constexpr int ti = NT == 1 ? 0 : NT == 2 ? 1 : NT == 4 ? 2 : 3;
+  if (dev < 0 || dev >= kMaxDevices) return 0;
+  int w = wave_of[dev][kNN][ti][si].load(std::memory_order_acquire);
+  if (w) return w;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  const int s = 1 << si;
+  cfg.gridDim = dim3((unsigned)s);
+  cfg.blockDim = dim3(kWarps * 32);
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = (unsigned)s;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, gemmshim_decode_kernel<__nv_bfloat16, kNN, NT>,
+                                     &cfg) != cudaSuccess ||
+      clusters <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  w = clusters * s;
+  wave_of[dev][kNN][ti][si].store(w, std::memory_order_release);
+  return w;
+}
+
+/* Split K across a cluster while the grid still fits in one wave of
+ * resident CTAs at that cluster size and every slice keeps a whole block
+ * of U steps. */
+template <bool kNN, int NT>
+static int split_of(int64_t m, int64_t k, int dev) {
+  using C = Cfg<kNN, NT>;
+  const int64_t tiles = (m + C::ROWS - 1) / C::ROWS;
+  const int64_t blocks = k / C::STEP / C::U;
+  int s = 1, si = 0;
+  while (s < kMaxCluster && blocks >= (int64_t)2 * s * kWarps &&
+         tiles * 2 * s <= (int64_t)wave<kNN, NT>(dev, si + 1)) {
+    s *= 2;
+    ++si;
+  }
+  return s;
+}
+
+static int split_for(const gs_kernel_args *a) {
+  const bool nn = a->trans_a == 0;
+  const int64_t m = a->m, k = a->k;
+  const int d = a->device;
+  switch (nt_of(a->n)) {
+    case 1: return nn ? split_of<true, 1>(m, k, d) : split_of<false, 1>(m, k, d);
+    case 2: return nn ? split_of<true, 2>(m, k, d) : split_of<false, 2>(m, k, d);
+    case 4: return nn ? split_of<true, 4>(m, k, d) : split_of<false, 4>(m, k, d);
+    default: return nn ? split_of<true, 8>(m, k, d) : split_of<false, 8>(m, k, d);
+  }
+}
+
+template <typename T, bool kNN, int NT>
+static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream) {
+  using C = Cfg<kNN, NT>;
+  const int64_t tiles = ((int64_t)p.m + C::ROWS - 1) / C::ROWS;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)(tiles * p.split));
+  cfg.blockDim = dim3(kWarps * 32);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (p.split > 1) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = (unsigned)p.split;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  gs_launch_begin();
+  return gs_launch_result(cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT>, p), 0);
+}
+
+template <typename T, bool kNN>
+static gs_kstatus launch_layout(const Params &p, cudaStream_t stream) {
+  switch (nt_of(p.n)) {
+    case 1: return launch_cfg<T, kNN, 1>(p, stream);
+    case 2: return launch_cfg<T, kNN, 2>(p, stream);
+    case 4: return launch_cfg<T, kNN, 4>(p, stream);
+    default: return launch_cfg<T, kNN, 8>(p, stream);
+  }
+}
+
+static int aligned(const void *p, unsigned bytes) { return ((uintptr_t)p % bytes) == 0; }
+
+/* With split < 1, the launcher's own choice. */
+template <typename T>
+static gs_kstatus launch(const gs_kernel_args *a, int split) {
+  if (!a) return GS_K_UNSUPPORTED;
+  const int check_c = a->scalars_on_device ? 1 : (a->beta != 0.f);
+  if (!gs_gemm_decode_supports(a->m, a->n, a->k, a->trans_a, a->trans_b, a->A, a->lda, a->B,
+                               a->ldb, a->C, a->ldc, check_c))
+    return GS_K_UNSUPPORTED;
+  if (!a->D || !aligned(a->D, 2) || a->ldd < a->m) return GS_K_UNSUPPORTED;
+  if (a->bias && !aligned(a->bias, 2)) return GS_K_UNSUPPORTED;
+  if (a->scalars_on_device && (!a->alpha_dev || !a->beta_dev)) return GS_K_UNSUPPORTED;
+  if (check_c && a->C == a->D && a->ldc != a->ldd) return GS_K_UNSUPPORTED;
+  if (split < 1) split = split_for(a);
+  Params p;
+  p.A = static_cast<const uint16_t *>(a->A);
+  p.B = static_cast<const uint16_t *>(a->B);
+  p.C = static_cast<const uint16_t *>(a->C);
+  p.bias = static_cast<const uint16_t *>(a->bias);
+  p.D = a->D;
+  p.lda = a->lda; p.ldb = a->ldb; p.ldc = a->ldc; p.ldd = a->ldd;
+  p.m = (int)a->m; p.n = (int)a->n; p.k = (int)a->k;
+  p.split = split;
+  p.alpha = a->alpha; p.beta = a->beta;
+  p.alpha_dev = a->scalars_on_device ? a->alpha_dev : nullptr;
+  p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
+  return a->trans_a ? launch_layout<T, false>(p, a->stream) : launch_layout<T, true>(p, a->stream);
+}
+
+template <typename F>
+static int load_kernel(F *kernel) {
+  cudaFuncAttributes fa;
+  if (cudaFuncGetAttributes(&fa, kernel) == cudaSuccess) return 1;
+  (void)cudaGetLastError();
+  return 0;
+}
+
+template <typename T, bool kNN>
+static int load_layout() {
+  return load_kernel(gemmshim_decode_kernel<T, kNN, 1>) && load_kernel(gemmshim_decode_kernel<T, kNN, 2>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 4>) && load_kernel(gemmshim_decode_kernel<T, kNN, 8>);
+}
+
+}  // namespace gs_decode
+
+using namespace gs_decode;
+
+extern "C" int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                                       const void *A, int64_t lda, const void *B, int64_t ldb,
+                                       const void *C, int64_t ldc, int check_c) {
+  const int64_t lim = (int64_t)1 << 31;
+  if (m <= 0 || k <= 0 || n <= 0 || m >= lim || k >= lim || n > GS_GEMM_DECODE_MAX_N) return 0;
+  if (trans_b != 0 || (trans_a != 0 && trans_a != 1)) return 0;
+  if (!A || !B || !aligned(A, 16) || !aligned(B, 16)) return 0;
+  if (lda % GS_GEMM_DECODE_ALIGN_LD || ldb % GS_GEMM_DECODE_ALIGN_LD) return 0;
+  if (lda < (trans_a ? k : m) || ldb < k) return 0;
+  if (check_c && (!C || !aligned(C, 2) || ldc < m)) return 0;
+  return 1;
+}
+
+extern "C" gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a) {
+  return launch<__nv_bfloat16>(a, 0);
+}
+
+extern "C" gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a) {
+  return launch<__half>(a, 0);
+}
+
+extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) {
+  const int nt = nt_of(a->n);
+  const int col_path = nt == 1 ? 0 : nt == 2 ? 1 : nt == 4 ? 2 : 3;
+  const int split = split_for(a);
+  return col_path * 2 + (split > 1);
+}
+
+extern "C" int gs_gemm_decode_preload(void) {
+  const int ok = load_layout<__nv_bfloat16, false>() && load_layout<__nv_bfloat16, true>() &&
+                 load_layout<__half, false>() && load_layout<__half, true>();
+  return ok ? 0 : -1;
+}

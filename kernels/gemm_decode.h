@@ -1,0 +1,61 @@
+/* Decode-shaped GEMMs: few tokens (n <= 64) against a weight that is read
+ * once, so the call is bound by reading the weight. BF16 or FP16 in and
+ * out, FP32 accumulation on the tensor cores (mma.sync), the weight as
+ * op(A) in layout TN (F.linear) or NN (x @ W on row-major data). Every m
+ * and k, tails included. See kernels/gemm_decode.md for the design, the
+ * contract and the measurements. sm_90a only.
+ *
+ * Split-K is summed in a fixed order inside a CTA, and across a thread-block
+ * cluster through distributed shared memory: no atomics, no global scratch,
+ * the same bits on every run and on every stream. */
+#ifndef GS_GEMM_DECODE_H
+#define GS_GEMM_DECODE_H
+
+#include "gs_kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The largest n (tokens) the launchers take. */
+#define GS_GEMM_DECODE_MAX_N 64
+/* Leading dimensions are multiples of this many elements (16 bytes). */
+#define GS_GEMM_DECODE_ALIGN_LD 8
+
+/* The class both launchers handle (everything else is refused with
+ * GS_K_UNSUPPORTED, never launched):
+ *   layouts (cuBLAS column-major, D[m,n] = alpha * op(A) op(B) + beta * C):
+ *     TN: trans_a == 1, trans_b == 0: A stored k x m (lda >= k), B k x n;
+ *     NN: trans_a == 0, trans_b == 0: A stored m x k (lda >= m), B k x n;
+ *   0 < m, k < 2^31, 0 < n <= GS_GEMM_DECODE_MAX_N;
+ *   A and B 16-byte aligned, lda and ldb multiples of 8 elements;
+ *   C (when read), D and bias 2-byte aligned; ldc, ldd >= m;
+ *   D may alias C exactly (same pointer, same ld).
+ * C is read only when beta != 0 (with device scalars, beta is read on the
+ * device and C is checked as if it were read). alpha and beta are FP32,
+ * host values or device pointers. bias: NULL or m values of the data type
+ * added to every column (D = alpha * acc + beta * C + bias, in FP32,
+ * rounded once). */
+int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                            const void *A, int64_t lda, const void *B, int64_t ldb,
+                            const void *C, int64_t ldc, int check_c);
+
+/* A, B, C, D and bias bf16 (first) or fp16 (second). Launch on a->stream;
+ * never synchronize or allocate (graph capture safe). GS_K_UNSUPPORTED
+ * outside the class, GS_K_LAUNCH_FAILED when a device query or the launch
+ * fails (nothing enqueued). */
+gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a);
+gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a);
+
+/* The code path a call takes: the column-tile width (n up to 8, 16, 32,
+ * 64) times two, plus one when K is split across a cluster. */
+int gs_gemm_decode_path(const gs_kernel_args *a);
+
+/* Load every kernel of both launchers into the current context. 0 on
+ * success. */
+int gs_gemm_decode_preload(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

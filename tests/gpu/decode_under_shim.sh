@@ -1,0 +1,113 @@
+#!/bin/sh
+# GPU check: examples/decode.py (Llama-3-8B-shaped greedy decoding, random
+# weights, bf16) under the shim with the decode kernel serving the few-token
+# GEMMs. Teacher-forced (2 layers, batches 1 and 8, 8 steps): both runs are
+# fed the same tokens, and every greedy token of the shim's run must equal
+# the plain run's except at a near-tie (decode.py --compare); the shim's log
+# must show gemm_decode_bf16 routing calls. Then, for information only, the
+# timing mode (eager, CUDA graph, GEMM time from the profiler) with and
+# without the shim, side by side: the 8B shape (4 layers, batches 1, 8, 32)
+# and a 70B-shaped one (2 layers, batches 1 and 8), the shim routing by its
+# measured wins.
+# GEMMSHIM_FORCE=gemm_decode_bf16 routes the kernel's whole class, so the
+# check does not depend on the win tables; GS_DECODE_FORCE overrides it
+# (empty: the router's own measured wins).
+# Exits 77 without a GPU or without PyTorch.
+set -u
+srcdir=${GS_SRCDIR:-.}
+builddir=${GS_BUILDDIR:-.}
+shim=${GS_SHIM:-$builddir/libgemmshim.so}
+force=${GS_DECODE_FORCE-gemm_decode_bf16}
+out=${TMPDIR:-/tmp}/gs-decode.$$
+mkdir -p "$out"
+python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null
+[ $? -eq 0 ] || { echo "SKIP: no PyTorch with CUDA"; rm -rf "$out"; exit 77; }
+decode="$srcdir/examples/decode.py"
+fail=0
+run() {  # name (for the output files), then the command
+  name=$1; shift
+  "$@" > "$out/$name.log" 2>&1 ||
+    { echo "FAIL: $name: $*"; tail -n 15 "$out/$name.log"; return 1; }
+}
+shimmed() {  # log name, then decode.py's arguments: decode.py under the shim, forced
+  log=$1; shift
+  env LD_PRELOAD="$shim" GEMMSHIM_FORCE="$force" GEMMSHIM_LOG="$out/$log.%p.csv" \
+    python3 "$decode" "$@"
+}
+routed() {  # the same with the router's own measured wins (what a user gets)
+  log=$1; shift
+  env LD_PRELOAD="$shim" GEMMSHIM_LOG="$out/$log.%p.csv" python3 "$decode" "$@"
+}
+
+# 1. Teacher-forced, without and with the shim, on the same tokens.
+tf="--layers 2 --batch 1,8 --steps 8"
+# shellcheck disable=SC2086 # $tf and $timing are lists of words
+if run tf-plain python3 "$decode" --teacher-forced "$out/plain.pt" $tf &&
+   run tf-shim shimmed log-tf --teacher-forced "$out/shim.pt" --tokens "$out/plain.pt" $tf; then
+  if python3 "$decode" --compare "$out/plain.pt" "$out/shim.pt" > "$out/compare.log" 2>&1; then
+    echo "PASS: greedy tokens with and without the shim agree (up to near-ties)"
+  else
+    echo "FAIL: greedy tokens differ beyond near-ties (decode.py --compare)"; fail=1
+  fi
+  sed 's/^/  /' "$out/compare.log"
+  if grep -q ',gemm_decode_bf16,routed,' "$out"/log-tf.*.csv 2>/dev/null; then
+    served=$(cat "$out"/log-tf.*.csv | awk -F, '$13 == "gemm_decode_bf16" && $14 == "routed" { n += $15 } END { print n + 0 }')
+    echo "PASS: gemm_decode_bf16 served $served calls"
+  else
+    echo "FAIL: no ',gemm_decode_bf16,routed,' row in the shim's log"; fail=1
+    for f in "$out"/log-tf.*.csv; do [ -r "$f" ] && { echo "--- $(basename "$f")"; cat "$f"; }; done
+  fi
+else
+  fail=1
+fi
+
+# 2. Timing, for information: the numbers are no criterion (a crash is).
+# The shim as a user gets it (the router's measured wins, no forcing), for
+# the 8B shape and a 70B-shaped one (hidden 8192).
+compare_timing() {  # plain json, shim json, title
+  python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+plain, shim = (json.load(open(p))["results"] for p in sys.argv[1:3])
+print(sys.argv[3])
+def f(v, spec):
+    return "-" if v is None else spec % v
+print("  %5s | %-39s | %-39s |" % ("", "plain (cuBLAS)", "shim"))
+print("  %5s | %9s %9s %9s %8s | %9s %9s %9s %8s | %s" % (
+    "batch", "eager_ms", "graph_ms", "gemm_us", "GB/s", "eager_ms", "graph_ms", "gemm_us", "GB/s",
+    "gemm time plain/shim"))
+for a, b in zip(plain, shim):
+    ratio = (a["gemm_us_per_step"] / b["gemm_us_per_step"]
+             if a["gemm_us_per_step"] and b["gemm_us_per_step"] else None)
+    print("  %5d | %9s %9s %9s %8s | %9s %9s %9s %8s | %s" % (
+        a["batch"],
+        f(a["eager_ms_per_step"], "%.3f"), f(a["graph_ms_per_step"], "%.3f"),
+        f(a["gemm_us_per_step"], "%.1f"), f(a["gemm_GBps"], "%.0f"),
+        f(b["eager_ms_per_step"], "%.3f"), f(b["graph_ms_per_step"], "%.3f"),
+        f(b["gemm_us_per_step"], "%.1f"), f(b["gemm_GBps"], "%.0f"), f(ratio, "%.3fx")))
+print("  weight GB per step: %.3f" % plain[0]["weight_GB"])
+EOF
+}
+for cfg in "8b --layers 4 --batch 1,8,32 --steps 16" "70b --layers 2 --batch 1,8 --steps 16"; do
+  name=${cfg%% *}
+  # shellcheck disable=SC2086 # $cfg is a list of words
+  run time-plain-$name python3 "$decode" --config $cfg --json "$out/time-plain-$name.json" || fail=1
+  # shellcheck disable=SC2086
+  run time-shim-$name routed log-timing-$name --config $cfg --json "$out/time-shim-$name.json" || fail=1
+  if [ -r "$out/time-plain-$name.json" ] && [ -r "$out/time-shim-$name.json" ]; then
+    compare_timing "$out/time-plain-$name.json" "$out/time-shim-$name.json" \
+      "timing (decode.py --config $cfg; shim: the router's wins):"
+    sed -n '/counted as GEMM/,/not counted/p' "$out/time-shim-$name.log" | grep -v 'not counted' |
+      sed 's/^/  shim /'
+  fi
+done
+
+# 3. The shim's rows for the few-token calls (n, the 10th column, <= 64).
+for f in "$out"/log-*.csv; do
+  [ -r "$f" ] || continue
+  echo "--- $(basename "$f"), rows with n <= 64"
+  awk -F, '$1 == "pid" || ($10 + 0 <= 64 && $10 != "-")' "$f"
+done
+[ -n "${OUT:-}" ] && cp "$out"/log-*.csv "$out"/*.log "$out"/*.json "$OUT"/ 2>/dev/null
+rm -rf "$out"
+[ $fail -eq 0 ] && echo "PASS: decode.py under the shim"
+exit $fail
