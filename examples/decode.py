@@ -56,7 +56,8 @@ LOGIT_STD = 2.0        # target spread of the logits (see Decoder.__init__)
 # Kernel names counted as GEMMs (lowercase substrings): cuBLAS/cuBLASLt's
 # kernel families and the shim's own kernels. Fused attention kernels can
 # carry 'cutlass' or 'xmma' in their names, so they are excluded first.
-GEMM_NAME_PARTS = ("gemm", "gemv", "sm90_xmma", "cutlass", "nvjet", "gemmshim_")
+# splitKreduce: the second kernel of a cuBLAS split-K GEMM, part of its time
+GEMM_NAME_PARTS = ("gemm", "gemv", "sm90_xmma", "cutlass", "nvjet", "gemmshim_", "splitkreduce")
 NOT_GEMM_NAME_PARTS = ("fmha", "flash", "attention", "sdpa", "softmax", "gemmshim_compare")
 
 

@@ -405,14 +405,23 @@ static uint64_t checking(void)
  * compared beside it; the next call reads the verdict), so a call that
  * went to the check is made again once it is done. Returns whether the
  * last call was ours; the output is in place. */
+/* Why the last call that call_ours made went to cuBLAS (from the shim's
+ * counters), for the message of a call that was not served. */
+static const char *last_forward = "-";
+
 static int call_ours(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const spec *s)
 {
   for (int attempt = 0; attempt < 3; attempt++) {
     reset(p, s);
     uint64_t ours = served(p->v), checks_before = checking();
+    uint64_t before[GS_R_COUNT];
+    for (int r = 0; r < GS_R_COUNT; r++) before[r] = gs_tally_count("cublas", (gs_reason)r);
     CB(call(h, lt, p, s, 1));
     CU(cudaDeviceSynchronize());
     if (served(p->v) == ours + 1) return 1;
+    last_forward = "?";
+    for (int r = 0; r < GS_R_COUNT; r++)
+      if (gs_tally_count("cublas", (gs_reason)r) != before[r]) last_forward = gs_reason_name((gs_reason)r);
     if (checking() == checks_before) return 0;
   }
   return 0;
@@ -461,7 +470,11 @@ static int check_call(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const s
   int was_ours = measure(h, lt, p, s, ref, &ours, &theirs);
   char what[200];
   describe(what, sizeof what, p, s, label);
-  if (!was_ours) strncat(what, " (NOT SERVED)", sizeof what - strlen(what) - 1);
+  if (!was_ours) {
+    char why[64];
+    snprintf(why, sizeof why, " (NOT SERVED: %s)", last_forward);
+    strncat(what, why, sizeof what - strlen(what) - 1);
+  }
   int ok = was_ours && within(p->v, ours, theirs);
   verdict(p->v->name, what, ok, ours, theirs);
   free(ref);
@@ -1010,8 +1023,9 @@ static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
         if (was_ours && within(v, ours, theirs)) swept_paths |= 1u << path_of(&p);
         if (!was_ours || !within(v, ours, theirs)) {
           failed++;
-          printf("     n %lld: %s, ours %.3e cublas %.3e\n", (long long)n,
-                 was_ours ? "over the bound" : "NOT SERVED", ours, theirs);
+          printf("     n %lld: %s%s, ours %.3e cublas %.3e\n", (long long)n,
+                 was_ours ? "over the bound" : "NOT SERVED: ", was_ours ? "" : last_forward, ours,
+                 theirs);
         }
         if (!(ours <= worst)) { worst = ours; worst_theirs = theirs; }
       }

@@ -88,15 +88,15 @@ print("  weight GB per step: %.3f" % plain[0]["weight_GB"])
 EOF
 }
 for cfg in "8b --layers 4 --batch 1,8,32 --steps 16" "70b --layers 2 --batch 1,8 --steps 16"; do
-  name=${cfg%% *}
+  cfgname=${cfg%% *}   # not "name": run() sets that
   # shellcheck disable=SC2086 # $cfg is a list of words
-  run time-plain-$name python3 "$decode" --config $cfg --json "$out/time-plain-$name.json" || fail=1
+  run time-plain-$cfgname python3 "$decode" --config $cfg --json "$out/time-plain-$cfgname.json" || fail=1
   # shellcheck disable=SC2086
-  run time-shim-$name routed log-timing-$name --config $cfg --json "$out/time-shim-$name.json" || fail=1
-  if [ -r "$out/time-plain-$name.json" ] && [ -r "$out/time-shim-$name.json" ]; then
-    compare_timing "$out/time-plain-$name.json" "$out/time-shim-$name.json" \
+  run time-shim-$cfgname routed log-timing-$cfgname --config $cfg --json "$out/time-shim-$cfgname.json" || fail=1
+  if [ -r "$out/time-plain-$cfgname.json" ] && [ -r "$out/time-shim-$cfgname.json" ]; then
+    compare_timing "$out/time-plain-$cfgname.json" "$out/time-shim-$cfgname.json" \
       "timing (decode.py --config $cfg; shim: the router's wins):"
-    sed -n '/counted as GEMM/,/not counted/p' "$out/time-shim-$name.log" | grep -v 'not counted' |
+    sed -n '/counted as GEMM/,/not counted/p' "$out/time-shim-$cfgname.log" | grep -v 'not counted' |
       sed 's/^/  shim /'
   fi
 done
