@@ -35,16 +35,24 @@ static const gs_win_rule f32_3xtf32_wins[] = {
 };
 
 /* Few-token GEMMs (bench/shapes/decode.txt, --roofline): a weight m x k,
- * a layout, a range of n where the kernel measured >= 1.02x cuBLAS in
- * bench/results/gemm_decode_bf16-h200-2026-12-03-run1.csv (f16:
- * gemm_decode_f16-...) and in the variant sweep
- * bench/results/decode_variants-h200-2026-12-03.csv (vC). */
+ * a layout, a range of n at >= 1.02x cuBLAS in two sweeps of the same code
+ * path: bench/results/gemm_decode_bf16-h200-2026-12-03-run2.csv (the
+ * shipped split rule) with -run1.csv, or with -halfwave-...-run3.csv where
+ * that run took the same split (the same time within 2%), or with the
+ * split sweep bench/results/decode_split-h200-2026-12-03.csv; f16 the same
+ * from gemm_decode_f16-*. */
 #define DECODE(lay, m, k, n_lo, n_hi) { GS_LAYOUT_##lay, m, m, n_lo, n_hi, k, k }
 static const gs_win_rule decode_bf16_wins[] = {
-  DECODE(TN, 1024, 4096, 1, 16),     /* GQA k/v of an 8B model, F.linear */
+  DECODE(TN, 1024, 4096, 1, 8),      /* GQA k/v of an 8B model, F.linear */
+  DECODE(TN, 2048, 4096, 1, 8),
+  DECODE(NN, 5120, 5120, 1, 4),
+  DECODE(NN, 32000, 4096, 1, 1),
 };
 static const gs_win_rule decode_f16_wins[] = {
-  DECODE(TN, 1024, 4096, 1, 16),
+  DECODE(TN, 1024, 4096, 1, 8),
+  DECODE(TN, 2048, 4096, 1, 8),
+  DECODE(TN, 5120, 5120, 1, 8),
+  DECODE(NN, 8192, 8192, 1, 8),
 };
 
 #define WINS(w) .wins = w, .n_wins = sizeof w / sizeof *w

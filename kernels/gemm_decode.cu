@@ -431,10 +431,9 @@ static int wave(int dev, int si) {
   return w;
 }
 
-/* Split K across a cluster while the grid fills at most half a wave of
- * resident CTAs at that cluster size (more CTAs only add reduction work:
- * dev/decode_split's sweep) and every slice keeps a whole block of U
- * steps. */
+/* Split K across a cluster while the grid still fits in one wave of
+ * resident CTAs at that cluster size and every slice keeps a whole block
+ * of U steps. */
 template <bool kNN, int NT>
 static int split_of(int64_t m, int64_t k, int dev) {
   using C = Cfg<kNN, NT>;
@@ -442,7 +441,7 @@ static int split_of(int64_t m, int64_t k, int dev) {
   const int64_t blocks = k / C::STEP / C::U;
   int s = 1, si = 0;
   while (s < kMaxCluster && blocks >= (int64_t)2 * s * kWarps &&
-         tiles * 2 * s * 2 <= (int64_t)wave<kNN, NT>(dev, si + 1)) {
+         tiles * 2 * s <= (int64_t)wave<kNN, NT>(dev, si + 1)) {
     s *= 2;
     ++si;
   }
