@@ -46,6 +46,15 @@ typedef struct gs_scratch_layout {
   size_t out, partials, result, total;   /* byte offsets; total size */
 } gs_scratch_layout;
 
+/* Bytes per element of the output (4 FP32, 2 BF16 or FP16), or 0 when the
+ * compare kernel cannot compare that type (then neither the self-check nor
+ * A/B mode can run). */
+int gs_output_elem_bytes(const gs_gemm *g);
+
+/* The compare kernel's type (gs_compare_type) for the output, valid where
+ * gs_output_elem_bytes is nonzero. */
+int gs_output_compare_type(const gs_gemm *g);
+
 /* The layout for g, given the compare kernel's partial bytes; cublas_writes:
  * the copy is written by cuBLAS (A/B use mode) rather than by our kernel.
  * -1 when the output cannot be compared (its type). */

@@ -17,11 +17,22 @@ int gs_ab_sampled(long every, unsigned long seq)
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
+int gs_output_elem_bytes(const gs_gemm *g)
+{
+  int out = g->is_lt ? g->d_type : g->c_type;
+  return out == CUDA_R_32F ? 4 : out == CUDA_R_16BF || out == CUDA_R_16F ? 2 : 0;
+}
+
+int gs_output_compare_type(const gs_gemm *g)
+{
+  int out = g->is_lt ? g->d_type : g->c_type;
+  return out == CUDA_R_16BF ? GS_CMP_BF16 : out == CUDA_R_16F ? GS_CMP_F16 : GS_CMP_F32;
+}
+
 int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writes,
                          gs_scratch_layout *out)
 {
-  int type = g->is_lt ? g->d_type : g->c_type;
-  size_t elem = type == CUDA_R_32F ? 4 : type == CUDA_R_16BF || type == CUDA_R_16F ? 2 : 0;
+  size_t elem = (size_t)gs_output_elem_bytes(g);
   if (!elem || g->m <= 0 || g->n <= 0 || g->ldd < g->m) return -1;
   int64_t per16 = (int64_t)(16 / elem);
   out->ld = cublas_writes && g->is_lt ? g->ldd : (g->m + per16 - 1) / per16 * per16;

@@ -2,12 +2,10 @@
 
 #include <cublasLt.h>
 #include <cublas_api.h>
-#include <library_types.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/compare.h"
 #include "config.h"
 #include "context.h"
 #include "health.h"
@@ -69,16 +67,4 @@ gs_reason gs_launch_refused(const gs_variant *v, gs_ctx *ctx, gs_kstatus st,
   }
   gs_variant_disable(v, ctx, "its launch failed");
   return GS_R_LAUNCH_FAILED;
-}
-
-int gs_output_elem_bytes(const gs_gemm *g)
-{
-  int out = g->is_lt ? g->d_type : g->c_type;
-  return out == CUDA_R_32F ? 4 : out == CUDA_R_16BF || out == CUDA_R_16F ? 2 : 0;
-}
-
-int gs_output_compare_type(const gs_gemm *g)
-{
-  int out = g->is_lt ? g->d_type : g->c_type;
-  return out == CUDA_R_16BF ? GS_CMP_BF16 : out == CUDA_R_16F ? GS_CMP_F16 : GS_CMP_F32;
 }

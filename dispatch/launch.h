@@ -23,13 +23,4 @@ gs_kstatus gs_launch_variant(const gs_variant *v, const gs_kernel_args *a);
 gs_reason gs_launch_refused(const gs_variant *v, struct gs_ctx *ctx, gs_kstatus st,
                             const gs_kernel_args *a);
 
-/* Bytes per element of the output (4 FP32, 2 BF16 or FP16), or 0 when the
- * compare kernel cannot compare that type (then neither the self-check nor
- * A/B mode can run). */
-int gs_output_elem_bytes(const gs_gemm *g);
-
-/* The compare kernel's type for the output (valid where
- * gs_output_elem_bytes is nonzero). */
-int gs_output_compare_type(const gs_gemm *g);
-
 #endif
