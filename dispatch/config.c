@@ -162,6 +162,16 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   if (brk) snprintf(cfg->test_break, sizeof cfg->test_break, "%s", brk);
   read_path(get, "GEMMSHIM_CUBLAS_LIB", cfg->cublas_lib, warn, &bad);
   read_path(get, "GEMMSHIM_CUBLASLT_LIB", cfg->cublaslt_lib, warn, &bad);
+  read_path(get, "GEMMSHIM_TABLE", cfg->table_path, warn, &bad);
+  read_path(get, "GEMMSHIM_CACHE_DIR", cfg->cache_dir, warn, &bad);
+  if (!cfg->cache_dir[0]) {
+    /* the XDG rule: $XDG_CACHE_HOME, else ~/.cache; without either, no cache */
+    const char *xdg = get("XDG_CACHE_HOME"), *home = get("HOME");
+    int n = xdg && xdg[0] ? snprintf(cfg->cache_dir, GS_PATH_MAX, "%s/gemmshim", xdg)
+            : home && home[0] ? snprintf(cfg->cache_dir, GS_PATH_MAX, "%s/.cache/gemmshim", home)
+                              : 0;
+    if (n < 0 || n >= GS_PATH_MAX) cfg->cache_dir[0] = '\0';
+  }
   return bad;
 }
 

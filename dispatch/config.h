@@ -30,6 +30,11 @@ typedef struct gs_config_t {
   char ab_log_template[GS_PATH_MAX]; /* GEMMSHIM_AB_LOG as given */
   char cublas_lib[GS_PATH_MAX];      /* GEMMSHIM_CUBLAS_LIB */
   char cublaslt_lib[GS_PATH_MAX];    /* GEMMSHIM_CUBLASLT_LIB */
+  char table_path[GS_PATH_MAX];      /* GEMMSHIM_TABLE: the route table for
+                                        every device ("" = per-GPU cache) */
+  char cache_dir[GS_PATH_MAX];       /* GEMMSHIM_CACHE_DIR, else
+                                        $XDG_CACHE_HOME/gemmshim, else
+                                        ~/.cache/gemmshim ("" = none) */
 } gs_config_t;
 
 typedef const char *(*gs_getenv_fn)(const char *name);

@@ -7,12 +7,15 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "context.h"
+#include "variants.h"
 
 typedef CUresult (*stream_get_ctx_fn)(CUstream, CUcontext *);
 typedef CUresult (*ctx_get_current_fn)(CUcontext *);
@@ -81,6 +84,89 @@ static int drv_ready(void)
 /* Per device: compute capability and SM count, read once. */
 static struct { atomic_int known; int major, minor, sms; } devices[GS_MAX_DEVICES];
 
+/* ---- identity: what the route tables' validators compare ---------------- */
+
+static struct { atomic_int known; gs_rt_identity id; } identities[GS_MAX_DEVICES];
+static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
+static char cublas_version[32];
+static atomic_int cublas_version_set;
+
+void gs_gpu_set_cublas_version(const char *version)
+{
+  if (atomic_load(&cublas_version_set)) return;
+  snprintf(cublas_version, sizeof cublas_version, "%s", version);
+  atomic_store(&cublas_version_set, 1);
+}
+
+/* The driver's version string and the enforced power limit come from NVML,
+ * part of the driver, loaded here only for that (the CUDA APIs give
+ * neither). Without it both stay unknown and are not checked. */
+typedef int (*nvml_init_fn)(void);
+typedef int (*nvml_by_bus_fn)(const char *, void **);
+typedef int (*nvml_power_fn)(void *, unsigned *);
+typedef int (*nvml_driver_fn)(char *, unsigned);
+
+static void read_nvml(int dev, gs_rt_identity *id)
+{
+  void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return;
+  nvml_init_fn init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
+  nvml_init_fn shutdown = (nvml_init_fn)dlsym(lib, "nvmlShutdown");
+  nvml_by_bus_fn by_bus = (nvml_by_bus_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+  nvml_power_fn power = (nvml_power_fn)dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit");
+  nvml_driver_fn driver = (nvml_driver_fn)dlsym(lib, "nvmlSystemGetDriverVersion");
+  char bus[64];
+  if (init && init() == 0) {
+    char ver[80];
+    if (driver && driver(ver, sizeof ver) == 0)
+      snprintf(id->driver_version, sizeof id->driver_version, "%.*s", (int)sizeof id->driver_version - 1, ver);
+    void *h = NULL;
+    unsigned mw = 0;
+    if (by_bus && power && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess &&
+        by_bus(bus, &h) == 0 && power(h, &mw) == 0)
+      snprintf(id->power_limit_w, sizeof id->power_limit_w, "%u", (mw + 500) / 1000);
+    (void)cudaGetLastError();
+    if (shutdown) shutdown();
+  }
+  dlclose(lib);
+}
+
+static void fill_identity(int dev, int major, int minor, int sms)
+{
+  pthread_mutex_lock(&identity_lock);
+  if (!atomic_load_explicit(&identities[dev].known, memory_order_relaxed)) {
+    gs_rt_identity *id = &identities[dev].id;
+    memset(id, 0, sizeof *id);
+    struct cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
+      snprintf(id->gpu_name, sizeof id->gpu_name, "%.*s", (int)sizeof id->gpu_name - 1, p.name);
+      const unsigned char *u = (const unsigned char *)p.uuid.bytes;
+      snprintf(id->uuid, sizeof id->uuid,
+               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+               u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+               u[14], u[15]);
+    }
+    (void)cudaGetLastError();
+    snprintf(id->compute_capability, sizeof id->compute_capability, "%d.%d", major, minor);
+    snprintf(id->sm_count, sizeof id->sm_count, "%d", sms);
+    if (atomic_load(&cublas_version_set))
+      snprintf(id->cublas_version, sizeof id->cublas_version, "%s", cublas_version);
+    snprintf(id->shim_version, sizeof id->shim_version, "%s", PACKAGE_VERSION);
+    gs_rt_kernel_table_hash(gs_variants, gs_n_variants, id->kernel_table);
+    read_nvml(dev, id);
+    atomic_store_explicit(&identities[dev].known, 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&identity_lock);
+}
+
+const gs_rt_identity *gs_gpu_identity(int dev)
+{
+  if (dev < 0 || dev >= GS_MAX_DEVICES ||
+      !atomic_load_explicit(&identities[dev].known, memory_order_acquire))
+    return NULL;
+  return &identities[dev].id;
+}
+
 
 static int device_info(int dev, gs_gpu_place *out)
 {
@@ -96,6 +182,7 @@ static int device_info(int dev, gs_gpu_place *out)
     devices[dev].major = major;
     devices[dev].minor = minor;
     devices[dev].sms = sms;
+    fill_identity(dev, major, minor, sms);
     atomic_store_explicit(&devices[dev].known, 1, memory_order_release);
   }
   out->device = dev;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "context.h"
+#include "route_table.h"
 
 typedef struct gs_gpu_place {
   int device;               /* ordinal of the stream's device */
@@ -21,6 +22,18 @@ typedef struct gs_gpu_place {
  * cannot start (no GPU, driver too old: said once on stderr) or the stream
  * cannot be placed. Cheap after the first call per device. */
 int gs_gpu_place_stream(void *stream, gs_gpu_place *out);
+
+/* What the route table's validators and the log need to know about a
+ * device (its name, UUID, compute capability, SM count, driver, power
+ * limit; the cuBLAS, shim and kernel-table fields filled in), read once,
+ * on the first call placed there. NULL while it is not known (no call
+ * placed on the device yet). Lock-free and async-signal-safe: the log
+ * reads it from a signal handler. */
+const gs_rt_identity *gs_gpu_identity(int device);
+
+/* The version of the real cuBLAS in use ("13.1.0"), from interpose/ once it
+ * has found the library; the first one given is kept. */
+void gs_gpu_set_cublas_version(const char *version);
 
 /* Nonzero when the stream is capturing a CUDA graph (or the query fails,
  * as it does on the legacy stream while another thread captures in global

@@ -18,7 +18,11 @@ typedef enum gs_reason {
   GS_R_BATCHED,          /* batch count above 1 */
   GS_R_LAYOUT,           /* no kernel for this op(A)/op(B) combination */
   GS_R_SIZE_CLASS,       /* dims outside what the kernel tiles */
-  GS_R_NOT_FASTER,       /* in the class, but not a measured win on the GPU */
+  GS_R_NOT_TUNED,        /* in the class, but no route table row sends this
+                            call to a kernel (no row, or no usable table) */
+  GS_R_TUNED_CUBLAS,     /* the route table's row says cuBLAS: its route is
+                            "cublas" or measured below 1.02x cuBLAS */
+  GS_R_ROUTE_UNAVAILABLE,/* the row names a kernel this build does not have */
   GS_R_STATE_UNREADABLE, /* the handle or descriptor state could not be read */
   GS_R_MATH_MODE,        /* math mode or compute type asks for another math */
   GS_R_NOT_OPTED_IN,     /* an opt-in kernel (FP32 on tensor cores) would take
@@ -32,6 +36,8 @@ typedef enum gs_reason {
   GS_R_ALIGNMENT,        /* pointer or leading dimension alignment */
   GS_R_NO_GPU,           /* the shim's CUDA runtime could not start */
   GS_R_ARCH,             /* the kernel is not built for this GPU */
+  GS_R_TABLE_REFUSED,    /* the route table's validators do not match this
+                            GPU (said once on stderr, naming the key) */
   GS_R_SM_COUNT,         /* an SM-count target: the kernel cannot honour it,
                           * or has no win measured under one (see route.c) */
   GS_R_DISABLED,         /* variant disabled on this context (self-check

@@ -1,7 +1,8 @@
 /* The routing decision over a gs_gemm: argument checks as cuBLAS makes
  * them, then, kernel by kernel in the routing policy's order (routes.h),
- * its class (the kernel table's capability checks), its opt-in, where it
- * measured a win, and whether this GPU can run it. */
+ * its class (the kernel table's capability checks), its opt-in, whether a
+ * route table sends the call to it (tables.h), and whether this GPU can
+ * run it. */
 #include "route.h"
 
 #include <cublas_api.h>
@@ -11,6 +12,7 @@
 #include "gpu.h"
 #include "health.h"
 #include "routes.h"
+#include "tables.h"
 
 static int op_valid(int op)
 {
@@ -32,13 +34,6 @@ int gs_args_invalid(const gs_gemm *g)
   return 0;
 }
 
-static int in_box(const gs_win_rule *w, const gs_gemm *g, unsigned lay)
-{
-  return (w->layouts & lay) && g->m >= w->m_min && g->m <= w->m_max &&
-         g->n >= w->n_min && g->n <= w->n_max && g->k >= w->k_min &&
-         g->k <= w->k_max;
-}
-
 /* GEMMSHIM_FORCE: every kernel (1), or the one it names, serves its whole
  * class, measured win or not (validation). */
 static int forced(const gs_variant *v)
@@ -47,9 +42,23 @@ static int forced(const gs_variant *v)
   return cfg->force && (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name));
 }
 
+/* The call's route-table key, made once, when a kernel's class first
+ * takes the call. */
+typedef struct lazy_key { int made; gs_rt_key k; } lazy_key;
+
+static const gs_rt_key *key_of(const gs_gemm *g, lazy_key *lk)
+{
+  if (!lk->made) {
+    gs_rt_key_of(g, &lk->k);
+    lk->made = 1;
+  }
+  return &lk->k;
+}
+
 /* Everything decidable from the call's arguments alone: the class, the
- * tiling and the measured wins (GEMMSHIM_FORCE=1 routes the whole class). */
-static gs_reason static_checks(const gs_gemm *g, const gs_route_entry *r)
+ * tiling, and whether any table that may apply sends it to this kernel
+ * (GEMMSHIM_FORCE=1 routes the whole class). */
+static gs_reason static_checks(const gs_gemm *g, const gs_route_entry *r, lazy_key *lk)
 {
   const gs_variant *v = r->kernel;
   gs_reason why = gs_variant_fits_args(v, g);
@@ -57,10 +66,7 @@ static gs_reason static_checks(const gs_gemm *g, const gs_route_entry *r)
   /* an opt-in that is surely missing costs no state read */
   if (r->opted_in && r->opted_in(g) == 0) return GS_R_NOT_OPTED_IN;
   if (forced(v)) return GS_R_ROUTED;
-  unsigned lay = gs_layout_bit(g);
-  for (size_t i = 0; i < r->n_wins; i++)
-    if (in_box(&r->wins[i], g, lay)) return GS_R_ROUTED;
-  return GS_R_NOT_FASTER;
+  return gs_tables_precheck(key_of(g, lk), v);
 }
 
 /* What needs the handle's or descriptor's state. */
@@ -101,9 +107,10 @@ gs_decision gs_route(gs_gemm *g)
 
   gs_gpu_place place = { -1, 0, 0, 0, 0, NULL };
   int placed = 0;
+  lazy_key lk = { 0 };
   for (size_t i = 0; i < gs_n_routes; i++) {
     const gs_variant *v = gs_routes[i].kernel;
-    gs_reason r = static_checks(g, &gs_routes[i]);
+    gs_reason r = static_checks(g, &gs_routes[i], &lk);
     if (r == GS_R_ROUTED && !g->state_loaded) {
       if (!g->load_state || g->load_state(g) != 0) r = GS_R_STATE_UNREADABLE;
       g->state_loaded = 1;
@@ -115,6 +122,8 @@ gs_decision gs_route(gs_gemm *g)
     }
     if (r == GS_R_ROUTED) r = state_checks(g, &gs_routes[i]);
     if (r == GS_R_ROUTED) r = gpu_checks(g, v, &place, &placed);
+    /* the table of the device the call runs on, its validators checked */
+    if (r == GS_R_ROUTED && !forced(v)) r = gs_tables_decide(place.device, key_of(g, &lk), v);
     /* a kernel serves only a call described from the library itself */
     if (r == GS_R_ROUTED && g->revalidate && g->revalidate(g) != 0) r = GS_R_STATE_UNREADABLE;
     if (r == GS_R_ROUTED) {

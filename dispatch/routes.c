@@ -1,70 +1,94 @@
-/* The routing policy as data (routes.h). A win box is where the kernel
- * measured at least 1.02x cuBLAS in the benchmark CSV named beside it (H200,
- * cuBLAS 13.1). No box, no routing (GEMMSHIM_FORCE aside). */
+/* The routing policy as data (routes.h): the order in which kernels are
+ * tried, their opt-ins, and the built-in route table. */
 #include "routes.h"
 
 #include "config.h"
 #include "math_rules.h"
+#include "tables.h"
 
-
-/* Points at >= 1.02x cuBLAS in both sweeps of bench/shapes/bf16_llm.txt:
- * bench/results/bf16_wgmma_persistent-llm-run1-h200-2026-12-03.csv and
- * -llm-run2-. Shapes near 1.02 that dipped below it in another run
- * (bf16_wgmma_persistent-llm_tn-*.csv) are not routed. Calls with an SM
- * count target are not wins there (bf16_wgmma_persistent-routed-sm*.csv):
- * the router gives them to this kernel only when forced. */
-#define BF16_POINT(lay, m, n, k) { GS_LAYOUT_##lay, m, m, n, n, k, k }
-static const gs_win_rule bf16_persistent_wins[] = {
-  BF16_POINT(NN, 8192, 8192, 10240),   /* Llama-3-70B QKV dX, 8192 tokens */
-  BF16_POINT(NN, 8192, 8192, 57344),   /* 70B gate_up dX, 8192 tokens */
-  BF16_POINT(NN, 4096, 16384, 28672),  /* Llama-3-8B gate_up dX, 16384 tokens */
-  BF16_POINT(NN, 8192, 16384, 57344),  /* 70B gate_up dX, 16384 tokens */
-  BF16_POINT(NT, 8192, 8192, 4096),    /* 70B O dW, 4096 tokens */
-  BF16_POINT(NT, 8192, 8192, 16384),   /* 70B O dW, 16384 tokens */
-};
-
-/* Faster than cuBLAS SGEMM and at most half its error on randn data, in
- * each of TN, NN, NT and TT, on all 56 shapes of
- * bench/shapes/f32_3xtf32_layouts.txt: bench/results/f32_3xtf32-spec-lay*.csv
- * and f32_3xtf32-default-beside-spec-lay-h200-2026-12-03.csv. Only for
- * calls that opted in (math_rules.h): its numerics are not SGEMM's. */
 static int f32_tc_opted_in(const gs_gemm *g) { return gs_f32_tc_opted_in(g, gs_config()); }
-static const gs_win_rule f32_3xtf32_wins[] = {
-  { GS_LAYOUT_ALL, 4096, 8192, 4096, 8192, 256, 16384 },
-  { GS_LAYOUT_ALL, 1024, 8192, 2048, 8192, 1024, 4096 },
-};
 
-/* Few-token GEMMs (bench/shapes/decode.txt, --roofline): a weight m x k,
- * a layout, a range of n at >= 1.02x cuBLAS in two sweeps of the same code
- * path: bench/results/gemm_decode_bf16-h200-2026-12-03-run2.csv (the
- * shipped split rule) with -run1.csv, or with -halfwave-...-run3.csv where
- * that run took the same split (the same time within 2%), or with the
- * split sweep bench/results/decode_split-h200-2026-12-03.csv; f16 the same
- * from gemm_decode_f16-*. */
-#define DECODE(lay, m, k, n_lo, n_hi) { GS_LAYOUT_##lay, m, m, n_lo, n_hi, k, k }
-static const gs_win_rule decode_bf16_wins[] = {
-  DECODE(TN, 1024, 4096, 1, 8),      /* GQA k/v of an 8B model, F.linear */
-  DECODE(TN, 2048, 4096, 1, 8),
-  DECODE(NN, 5120, 5120, 1, 4),
-  DECODE(NN, 32000, 4096, 1, 1),
-};
-static const gs_win_rule decode_f16_wins[] = {
-  DECODE(TN, 1024, 4096, 1, 8),
-  DECODE(TN, 2048, 4096, 1, 8),
-  DECODE(TN, 5120, 5120, 1, 8),
-  DECODE(NN, 8192, 8192, 1, 8),
-};
-
-#define WINS(w) .wins = w, .n_wins = sizeof w / sizeof *w
 /* The opt-in FP32 kernel first: a call that asked for it gets it where it
  * wins, the strict FP32 kernel otherwise. */
 const gs_route_entry gs_routes[] = {
-  { .kernel = &gs_kernel_f32_3xtf32, .opted_in = f32_tc_opted_in, WINS(f32_3xtf32_wins) },
-  /* no wins: its sweeps (bench/results/sgemm_simt-*.csv) found no shape at
-   * 1.02x cuBLAS SGEMM; reachable under GEMMSHIM_FORCE */
-  { .kernel = &gs_kernel_sgemm_simt, .wins = NULL, .n_wins = 0 },
-  { .kernel = &gs_kernel_bf16_persistent, WINS(bf16_persistent_wins) },
-  { .kernel = &gs_kernel_decode_bf16, WINS(decode_bf16_wins) },
-  { .kernel = &gs_kernel_decode_f16, WINS(decode_f16_wins) },
+  { .kernel = &gs_kernel_f32_3xtf32, .opted_in = f32_tc_opted_in },
+  { .kernel = &gs_kernel_sgemm_simt },
+  { .kernel = &gs_kernel_bf16_persistent },
+  { .kernel = &gs_kernel_decode_bf16 },
+  { .kernel = &gs_kernel_decode_f16 },
 };
 const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
+
+/* The built-in route table: what was measured on one H200 (cuBLAS 13.1),
+ * used only where its validators match; a user's table (GEMMSHIM_TABLE, or
+ * the per-GPU cache) replaces it. Each row is a shape or a box of shapes
+ * where the kernel measured at least 1.02x cuBLAS; its ratio is the
+ * lowest measured in the box, its time (where one shape) that shape's. The
+ * CSVs, under bench/results/:
+ * - gemm_f32_3xtf32: f32_3xtf32-spec-lay-h200-2026-12-03.csv and
+ *   f32_3xtf32-default-beside-spec-lay-h200-2026-12-03.csv (faster than
+ *   SGEMM and at most half its error on randn data in each layout; only
+ *   for calls that opted in, math_rules.h).
+ * - gemm_bf16_persistent: bf16_wgmma_persistent-llm-run1- and -run2-
+ *   h200-2026-12-03.csv, both runs (calls with an SM count target are not
+ *   wins there, bf16_wgmma_persistent-routed-sm*.csv: only under FORCE).
+ * - gemm_decode_bf16, gemm_decode_f16: gemm_decode_{bf16,f16}-h200-
+ *   2026-12-03-run2.csv (the shipped split rule), each n range also won in
+ *   -run1, -halfwave-...-run3 or decode_split-h200-2026-12-03.csv on the
+ *   same code path; exact rows for the measured n, a range for the n
+ *   between.
+ * - gemm_sgemm_simt: none (no shape at 1.02x SGEMM in
+ *   bench/results/sgemm_simt-*.csv): reachable under GEMMSHIM_FORCE. */
+const char gs_default_routes[] =
+  "Validator,gpu_name,NVIDIA H200\n"
+  "Validator,compute_capability,9.0\n"
+  "Validator,sm_count,132\n"
+  "Validator,cublas_version,13.1.0\n"
+  "Validator,shim_version,0.1.0\n"
+  "Validator,kernel_table,751baa172cacbe44\n"
+  "Validator,driver_version,580.159.04\n"
+  "Validator,power_limit_w,700\n"
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
+  "*,f32,f32,f32,*,*,*,4096-8192,4096-8192,256-16384,1,*,gemm_f32_3xtf32,-,1.6333\n"
+  "*,f32,f32,f32,*,*,*,1024-8192,2048-8192,1024-4096,1,*,gemm_f32_3xtf32,-,1.883\n"
+  "*,bf16,bf16,bf16,*,NN,*,8192,8192,10240,1,*,gemm_bf16_wgmma_persistent,2030.06,1.0235\n"
+  "*,bf16,bf16,bf16,*,NN,*,8192,8192,57344,1,*,gemm_bf16_wgmma_persistent,11219.7,1.0221\n"
+  "*,bf16,bf16,bf16,*,NN,*,4096,16384,28672,1,*,gemm_bf16_wgmma_persistent,5676.74,1.0238\n"
+  "*,bf16,bf16,bf16,*,NN,*,8192,16384,57344,1,*,gemm_bf16_wgmma_persistent,22571.6,1.021\n"
+  "*,bf16,bf16,bf16,*,NT,*,8192,8192,4096,1,*,gemm_bf16_wgmma_persistent,801.27,1.0221\n"
+  "*,bf16,bf16,bf16,*,NT,*,8192,8192,16384,1,*,gemm_bf16_wgmma_persistent,3258.82,1.0208\n"
+  "*,bf16,bf16,bf16,32f,TN,*,1024,1,4096,1,*,gemm_decode_bf16,6.5,1.2155\n"
+  "*,bf16,bf16,bf16,32f,TN,*,1024,2,4096,1,*,gemm_decode_bf16,6.54,1.2188\n"
+  "*,bf16,bf16,bf16,32f,TN,*,1024,4,4096,1,*,gemm_decode_bf16,6.63,1.2059\n"
+  "*,bf16,bf16,bf16,32f,TN,*,1024,8,4096,1,*,gemm_decode_bf16,6.79,1.1826\n"
+  "*,bf16,bf16,bf16,32f,TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.1826\n"
+  "*,bf16,bf16,bf16,32f,TN,*,2048,1,4096,1,*,gemm_decode_bf16,9.22,1.0567\n"
+  "*,bf16,bf16,bf16,32f,TN,*,2048,2,4096,1,*,gemm_decode_bf16,9.29,1.0538\n"
+  "*,bf16,bf16,bf16,32f,TN,*,2048,4,4096,1,*,gemm_decode_bf16,9.36,1.0427\n"
+  "*,bf16,bf16,bf16,32f,TN,*,2048,8,4096,1,*,gemm_decode_bf16,9.46,1.0385\n"
+  "*,bf16,bf16,bf16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_bf16,-,1.0385\n"
+  "*,bf16,bf16,bf16,32f,NN,*,5120,1,5120,1,*,gemm_decode_bf16,17.58,1.0352\n"
+  "*,bf16,bf16,bf16,32f,NN,*,5120,2,5120,1,*,gemm_decode_bf16,17.59,1.0345\n"
+  "*,bf16,bf16,bf16,32f,NN,*,5120,4,5120,1,*,gemm_decode_bf16,17.9,1.0204\n"
+  "*,bf16,bf16,bf16,32f,NN,*,5120,1-4,5120,1,*,gemm_decode_bf16,-,1.0204\n"
+  "*,bf16,bf16,bf16,32f,NN,*,32000,1,4096,1,*,gemm_decode_bf16,63.44,1.0217\n"
+  "*,f16,f16,f16,32f,TN,*,1024,1,4096,1,*,gemm_decode_f16,6.51,1.2276\n"
+  "*,f16,f16,f16,32f,TN,*,1024,2,4096,1,*,gemm_decode_f16,6.54,1.2284\n"
+  "*,f16,f16,f16,32f,TN,*,1024,4,4096,1,*,gemm_decode_f16,6.64,1.2078\n"
+  "*,f16,f16,f16,32f,TN,*,1024,8,4096,1,*,gemm_decode_f16,6.79,1.1882\n"
+  "*,f16,f16,f16,32f,TN,*,1024,1-8,4096,1,*,gemm_decode_f16,-,1.1882\n"
+  "*,f16,f16,f16,32f,TN,*,2048,1,4096,1,*,gemm_decode_f16,9.25,1.058\n"
+  "*,f16,f16,f16,32f,TN,*,2048,2,4096,1,*,gemm_decode_f16,9.3,1.0634\n"
+  "*,f16,f16,f16,32f,TN,*,2048,4,4096,1,*,gemm_decode_f16,9.38,1.0438\n"
+  "*,f16,f16,f16,32f,TN,*,2048,8,4096,1,*,gemm_decode_f16,9.49,1.0406\n"
+  "*,f16,f16,f16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_f16,-,1.0406\n"
+  "*,f16,f16,f16,32f,TN,*,5120,1,5120,1,*,gemm_decode_f16,17.52,1.0398\n"
+  "*,f16,f16,f16,32f,TN,*,5120,2,5120,1,*,gemm_decode_f16,17.56,1.0382\n"
+  "*,f16,f16,f16,32f,TN,*,5120,4,5120,1,*,gemm_decode_f16,17.71,1.0379\n"
+  "*,f16,f16,f16,32f,TN,*,5120,8,5120,1,*,gemm_decode_f16,18.19,1.0219\n"
+  "*,f16,f16,f16,32f,TN,*,5120,1-8,5120,1,*,gemm_decode_f16,-,1.0219\n"
+  "*,f16,f16,f16,32f,NN,*,8192,1,8192,1,*,gemm_decode_f16,35.36,1.0863\n"
+  "*,f16,f16,f16,32f,NN,*,8192,2,8192,1,*,gemm_decode_f16,35.42,1.0848\n"
+  "*,f16,f16,f16,32f,NN,*,8192,4,8192,1,*,gemm_decode_f16,35.4,1.0965\n"
+  "*,f16,f16,f16,32f,NN,*,8192,8,8192,1,*,gemm_decode_f16,35.81,1.0952\n"
+  "*,f16,f16,f16,32f,NN,*,8192,1-8,8192,1,*,gemm_decode_f16,-,1.0848\n";

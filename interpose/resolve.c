@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../dispatch/config.h"
+#include "../dispatch/gpu.h"
 
 typedef struct lib_info {
   const char *what;            /* for messages */
@@ -130,21 +131,36 @@ static int try_sonames(gs_lib lib)
   return 0;
 }
 
-static void say_found(gs_lib lib)
+/* The found library's version, "13.1.0" ("" when it does not say). */
+static void lib_version(gs_lib lib, char *out, size_t len)
 {
-  if (!gs_config()->verbose) return;
-  char version[64] = "unknown version";
+  out[0] = '\0';
   if (lib == GS_LIB_BLAS) {
     int (*get_property)(int, int *) = (int (*)(int, int *))dlsym(state[lib].handle, "cublasGetProperty");
     int major = 0, minor = 0, patch = 0;
     if (get_property && !get_property(0, &major) && !get_property(1, &minor) &&
         !get_property(2, &patch))
-      snprintf(version, sizeof version, "version %d.%d.%d", major, minor, patch);
+      snprintf(out, len, "%d.%d.%d", major, minor, patch);
   } else {
+    /* major * 10000 + minor * 100 + patch */
     size_t (*get_version)(void) = (size_t (*)(void))dlsym(state[lib].handle, "cublasLtGetVersion");
-    if (get_version) snprintf(version, sizeof version, "version %zu", get_version());
+    if (get_version) {
+      size_t v = get_version();
+      snprintf(out, len, "%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100);
+    }
   }
-  fprintf(stderr, "gemmshim: using %s %s at %s\n", libs[lib].what, version, state[lib].path);
+}
+
+/* Found: the route tables' cuBLAS validator learns the version, and
+ * GEMMSHIM_VERBOSE says which copy is used. */
+static void say_found(gs_lib lib)
+{
+  char version[64];
+  lib_version(lib, version, sizeof version);
+  if (version[0]) gs_gpu_set_cublas_version(version);
+  if (!gs_config()->verbose) return;
+  fprintf(stderr, "gemmshim: using %s %s%s at %s\n", libs[lib].what, version[0] ? "version " : "",
+          version[0] ? version : "of unknown version", state[lib].path);
 }
 
 static void resolve(gs_lib lib)

@@ -14,7 +14,10 @@
 #include "../dispatch/config.h"
 #include "../dispatch/health.h"
 #include "../dispatch/route.h"
+#include "../dispatch/tables.h"
 #include "support/fake_variants.h"
+
+#include <unistd.h>
 
 static float one = 1.0f;
 static int state_loads;
@@ -68,7 +71,40 @@ static int setup(void **s)
   state_sm_target = 0;
   fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0, 0 };
   fake_opted_in = fake_opted_in_later = 0;
+  fake_identity_known = 1;
+  strcpy(fake_identity.gpu_name, "NVIDIA H200");
+  /* the built-in table of the test variants, not a user's */
+  unsetenv("GEMMSHIM_TABLE");
+  setenv("GEMMSHIM_CACHE_DIR", "/nonexistent/gemmshim-cache", 1);
+  gs_config_reload();
+  gs_tables_reset();
   return 0;
+}
+
+#define VALIDATORS                              \
+  "Validator,gpu_name,NVIDIA H200\n"            \
+  "Validator,compute_capability,9.0\n"          \
+  "Validator,sm_count,132\n"                    \
+  "Validator,cublas_version,13.1.0\n"           \
+  "Validator,shim_version," PACKAGE_VERSION "\n" \
+  "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
+#define HEADER "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
+
+/* Write text to a new file under /tmp; its path goes into path. */
+static void write_file(char *path, const char *text)
+{
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+}
+
+/* GEMMSHIM_TABLE names the table, read at the next call. */
+static void use_table(const char *path)
+{
+  setenv("GEMMSHIM_TABLE", path, 1);
+  gs_config_reload();
+  gs_tables_reset();
 }
 
 static gs_reason route(gs_gemm g)
@@ -287,9 +323,9 @@ static void test_size_class_and_wins(void **s)
   g = f32_call(); g.k = 2056; g.ldb = 2064;
   assert_int_equal(route(g), GS_R_SIZE_CLASS);
   g = f32_call(); g.m = g.n = g.k = 512; g.lda = g.ldb = g.ldc = 512;
-  assert_int_equal(route(g), GS_R_NOT_FASTER);     /* in class, below the box */
+  assert_int_equal(route(g), GS_R_NOT_TUNED);     /* in class, below the box */
   g = f32_call(); g.trans_b = CUBLAS_OP_T;         /* NT: no measured win */
-  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(route(g), GS_R_NOT_TUNED);
   g = f32_call(); g.trans_a = CUBLAS_OP_T;
   assert_int_equal(route(g), GS_R_ROUTED);
 }
@@ -298,7 +334,7 @@ static void test_not_a_win_reads_no_state(void **s)
 {
   (void)s;
   gs_gemm g = f32_call(); g.trans_b = CUBLAS_OP_T;   /* NT: outside the box */
-  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(route(g), GS_R_NOT_TUNED);
   assert_int_equal(state_loads, 0);
   assert_int_equal(fake_gpu.placements, 0);
 }
@@ -315,12 +351,12 @@ static void test_force_routes_the_whole_class(void **s)
   unsetenv("GEMMSHIM_FORCE");
   gs_config_reload();
   g = f32_call(); g.trans_b = CUBLAS_OP_T;
-  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(route(g), GS_R_NOT_TUNED);
   /* one kernel by name: only its class is forced */
   setenv("GEMMSHIM_FORCE", "bf16_test", 1);
   gs_config_reload();
   g = f32_call(); g.trans_b = CUBLAS_OP_T;
-  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(route(g), GS_R_NOT_TUNED);
   setenv("GEMMSHIM_FORCE", "f32_test", 1);
   gs_config_reload();
   assert_int_equal(route(g), GS_R_ROUTED);
@@ -358,7 +394,7 @@ static void test_cached_descriptions_are_revalidated_before_serving(void **s)
   revalidate_result = 1;      /* the library's answer differs from the cache */
   assert_int_equal(route(g), GS_R_STATE_UNREADABLE);
   g.trans_b = CUBLAS_OP_T;    /* forwarded anyway: no re-read */
-  assert_int_equal(route(g), GS_R_NOT_FASTER);
+  assert_int_equal(route(g), GS_R_NOT_TUNED);
   assert_int_equal(revalidations, 2);
 }
 
@@ -430,11 +466,143 @@ static void test_disabled_on_a_context_not_its_successor(void **s)
   assert_ptr_not_equal(d.ctx, gs_ctx_of(400, 4, NULL));
 }
 
+/* A user's table replaces the built-in one: its rows route, nothing else
+ * does (not_tuned), and a row's verdict needs no state for a forward. */
+static void test_user_table_routes_its_rows(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  write_file(path, VALIDATORS HEADER
+             "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,30.5,1.5\n"
+             "gemm,f32,f32,f32,-,TN,-,2048,2048,2048,1,16,cublas,40,1\n"
+             "gemm,f32,f32,f32,-,NN,-,4096,4096,4096,1,16,f32_test,100,1.01\n"
+             "gemm,f32,f32,f32,-,NN,-,1024,1024,1024,1,16,lt_algo:17,20,1.4\n");
+  use_table(path);
+  gs_gemm g = f32_call(); g.trans_b = CUBLAS_OP_T;     /* NT: no built-in win, a row */
+  assert_int_equal(route(g), GS_R_ROUTED);
+  assert_int_equal(route(f32_call()), GS_R_NOT_TUNED); /* the built-in box: replaced */
+  g = f32_call(); g.trans_a = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_TUNED_CUBLAS);
+  g = f32_call(); g.m = g.n = g.k = g.lda = g.ldb = g.ldc = g.ldd = 4096;
+  assert_int_equal(route(g), GS_R_TUNED_CUBLAS);       /* below 1.02x */
+  state_loads = 0;
+  fake_gpu.placements = 0;
+  g = f32_call(); g.m = g.n = g.k = g.lda = g.ldb = g.ldc = g.ldd = 1024;
+  assert_int_equal(route(g), GS_R_ROUTE_UNAVAILABLE);  /* not a kernel of this build */
+  assert_int_equal(state_loads, 0);
+  assert_int_equal(fake_gpu.placements, 0);
+  g = f32_call(); g.trans_b = CUBLAS_OP_T; g.lda = 2050;   /* the key's alignment class */
+  assert_int_equal(route(g), GS_R_NOT_TUNED);
+  unlink(path);
+}
+
+/* A table made on another GPU is not used there: said once, naming the
+ * key; its calls forward (table_refused), the defaults do not step in. */
+static void test_table_from_another_gpu_is_refused(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  write_file(path, VALIDATORS HEADER
+             "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,30.5,1.5\n");
+  use_table(path);
+  strcpy(fake_identity.gpu_name, "NVIDIA H100 80GB HBM3");
+  gs_gemm g = f32_call(); g.trans_b = CUBLAS_OP_T;
+  assert_int_equal(route(g), GS_R_TABLE_REFUSED);
+  /* a call no row of any table sends to a kernel is decided before the
+   * device is known, and costs no GPU query */
+  fake_gpu.placements = 0;
+  assert_int_equal(route(f32_call()), GS_R_NOT_TUNED);
+  assert_int_equal(fake_gpu.placements, 0);
+  /* the built-in table is refused the same way on that GPU */
+  unsetenv("GEMMSHIM_TABLE");
+  gs_config_reload();
+  gs_tables_reset();
+  assert_int_equal(route(f32_call()), GS_R_TABLE_REFUSED);
+  strcpy(fake_identity.gpu_name, "NVIDIA H200");
+  gs_tables_reset();
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+  unlink(path);
+}
+
+/* A table chooses among the routes a call's class allows: it cannot route
+ * a call that has not opted in, a PEDANTIC compute type, a math mode the
+ * kernel refuses, or another kernel's class. */
+static void test_table_cannot_bypass_the_rules(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  write_file(path, VALIDATORS HEADER
+             "*,f32,f32,f32,32f_emulated_16bfx9,NN,*,2048,2048,2048,1,*,opt_in_test,-,3\n"
+             "*,f32,f32,f32,32f_pedantic,NN,*,2048,2048,2048,1,*,f32_test,-,3\n"
+             "*,f32,f32,f32,-,NN,*,2048,2048,2048,1,*,f32_test,-,3\n"
+             "*,f32,f32,f32,-,TN,*,2048,2048,2048,1,*,bf16_test,-,3\n");
+  use_table(path);
+  gs_gemm g = f32_call(); g.compute_type = CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+  fake_opted_in = 0;
+  assert_int_equal(route(g), GS_R_NOT_OPTED_IN);
+  fake_opted_in = 1;
+  assert_int_equal(route(g), GS_R_ROUTED);
+  g = f32_call(); g.compute_type = CUBLAS_COMPUTE_32F_PEDANTIC;
+  assert_int_equal(route(g), GS_R_DTYPE);
+  state_math = CUBLAS_TF32_TENSOR_OP_MATH;
+  assert_int_equal(route(f32_call()), GS_R_MATH_MODE);
+  state_math = CUBLAS_DEFAULT_MATH;
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+  g = f32_call(); g.trans_a = CUBLAS_OP_T;   /* a BF16 kernel for an FP32 call */
+  assert_int_equal(route(g), GS_R_ROUTE_UNAVAILABLE);
+  unlink(path);
+}
+
+/* Without GEMMSHIM_TABLE: the cache file named by the device's UUID, if
+ * there is one, else the built-in table. */
+static void test_cache_file_by_uuid(void **s)
+{
+  (void)s;
+  char dir[] = "/tmp/gs-cache-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char mine[256], other[256];
+  snprintf(mine, sizeof mine, "%s/routes-%s.csv", dir, fake_identity.uuid);
+  snprintf(other, sizeof other, "%s/routes-GPU-ffffffff-0000-0000-0000-000000000000.csv", dir);
+  FILE *f = fopen(other, "w");
+  fputs(VALIDATORS HEADER "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,1.5\n", f);
+  fclose(f);
+  setenv("GEMMSHIM_CACHE_DIR", dir, 1);
+  gs_config_reload();
+  gs_tables_reset();
+  gs_gemm nt = f32_call(); nt.trans_b = CUBLAS_OP_T;
+  assert_int_equal(route(nt), GS_R_NOT_TUNED);        /* another GPU's file */
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);   /* the defaults */
+  f = fopen(mine, "w");
+  fputs(VALIDATORS HEADER "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,1.5\n"
+                          "this line is malformed\n", f);
+  fclose(f);
+  gs_tables_reset();
+  assert_int_equal(route(nt), GS_R_ROUTED);           /* its own file, bad line aside */
+  assert_int_equal(route(f32_call()), GS_R_NOT_TUNED);
+  unlink(mine);
+  unlink(other);
+  rmdir(dir);
+}
+
+static void test_unreadable_table_routes_nothing(void **s)
+{
+  (void)s;
+  use_table("/nonexistent/table.csv");
+  assert_int_equal(route(f32_call()), GS_R_NOT_TUNED);
+  fake_identity_known = 0;   /* the device not known yet: asked again later */
+  gs_tables_reset();
+  unsetenv("GEMMSHIM_TABLE");
+  gs_config_reload();
+  assert_int_equal(route(f32_call()), GS_R_NOT_TUNED);
+  fake_identity_known = 1;
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
+}
+
 static void test_reason_names(void **s)
 {
   (void)s;
   for (int r = 0; r < GS_R_COUNT; r++) assert_string_not_equal(gs_reason_name((gs_reason)r), "unknown");
-  assert_string_equal(gs_reason_name(GS_R_NOT_FASTER), "not_faster");
+  assert_string_equal(gs_reason_name(GS_R_NOT_TUNED), "not_tuned");
   assert_string_equal(gs_reason_name(GS_R_COUNT), "unknown");
 }
 
@@ -463,6 +631,11 @@ int main(void)
     cmocka_unit_test_setup(test_no_gpu_query_for_forwarded_classes, setup),
     cmocka_unit_test_setup(test_disabled_variant, setup),
     cmocka_unit_test_setup(test_disabled_on_a_context_not_its_successor, setup),
+    cmocka_unit_test_setup(test_user_table_routes_its_rows, setup),
+    cmocka_unit_test_setup(test_table_from_another_gpu_is_refused, setup),
+    cmocka_unit_test_setup(test_table_cannot_bypass_the_rules, setup),
+    cmocka_unit_test_setup(test_cache_file_by_uuid, setup),
+    cmocka_unit_test_setup(test_unreadable_table_routes_nothing, setup),
     cmocka_unit_test_setup(test_reason_names, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

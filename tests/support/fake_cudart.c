@@ -428,6 +428,27 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
   return cudaSuccess;
 }
 
+/* What the route tables' validators read: an H200 by name, with a UUID
+ * that names the device. */
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
+{
+  if (device < 0 || device >= device_count) return fail(cudaErrorInvalidDevice);
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "NVIDIA H200");
+  for (int i = 0; i < 16; i++) p->uuid.bytes[i] = (char)(0x10 * device + i);
+  p->major = 9;
+  p->minor = 0;
+  p->multiProcessorCount = 132;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char *bus, int len, int device)
+{
+  if (device < 0 || device >= device_count) return fail(cudaErrorInvalidDevice);
+  snprintf(bus, (size_t)len, "00000000:%02X:00.0", 0x10 + device);
+  return cudaSuccess;
+}
+
 cudaError_t cudaGetDevice(int *device)
 {
   fake_ctx *c = current_ctx();

@@ -4,6 +4,20 @@
 
 fake_gpu_t fake_gpu = { 1, 0, 9, 0, 132, 0, 0 };
 
+gs_rt_identity fake_identity = {
+  .gpu_name = "NVIDIA H200", .compute_capability = "9.0", .sm_count = "132",
+  .cublas_version = "13.1.0", .shim_version = PACKAGE_VERSION, .kernel_table = FAKE_KERNEL_TABLE,
+  .driver_version = "580.159.04", .power_limit_w = "700",
+  .uuid = "GPU-00000000-1111-2222-3333-444444444444",
+};
+int fake_identity_known = 1;
+
+const gs_rt_identity *gs_gpu_identity(int device)
+{
+  if (!fake_identity_known || !fake_gpu.present || device != fake_gpu.device) return NULL;
+  return &fake_identity;
+}
+
 int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
 {
   (void)stream;
@@ -23,3 +37,5 @@ int gs_gpu_stream_capturing(void *stream)
   (void)stream;
   return 0;
 }
+
+void gs_gpu_set_cublas_version(const char *version) { (void)version; }

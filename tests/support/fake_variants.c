@@ -3,6 +3,8 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
+#include "../../dispatch/tables.h"
+
 fake_launch_fn fake_variant_launch;
 int (*fake_variant_preload)(void);
 
@@ -41,14 +43,6 @@ static int any_math(const gs_gemm *g)
   (void)g;
   return 1;
 }
-
-static const gs_win_rule f32_wins[] = {
-  { GS_LAYOUT_NN | GS_LAYOUT_TN, 1024, 8192, 1024, 8192, 1024, 8192 },
-};
-
-static const gs_win_rule bf16_wins[] = {
-  { GS_LAYOUT_ALL, 1, INT64_MAX, 1, INT64_MAX, 1, INT64_MAX },
-};
 
 const gs_variant f32_variant = {
   .name = "f32_test", .cc_major = 9, .cc_minor = 0,
@@ -96,8 +90,25 @@ const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_v
 const size_t gs_n_variants = 3;
 
 const gs_route_entry gs_routes[] = {
-  { .kernel = &opt_in_variant, .opted_in = opted_in, .wins = bf16_wins, .n_wins = 1 },
-  { .kernel = &f32_variant, .wins = f32_wins, .n_wins = 1 },
-  { .kernel = &bf16_variant, .wins = bf16_wins, .n_wins = 1 },
+  { .kernel = &opt_in_variant, .opted_in = opted_in },
+  { .kernel = &f32_variant },
+  { .kernel = &bf16_variant },
 };
 const size_t gs_n_routes = 3;
+
+/* The built-in table of these tests: f32_test wins on NN and TN with m, n
+ * and k in 1024..8192, the other two everywhere in their class. Its
+ * validators are fake_identity's (fake_gpu.c) and what the real gpu.c
+ * reads from the stand-in runtime (fake_cudart.c). */
+const char gs_default_routes[] =
+  "Validator,gpu_name,NVIDIA H200\n"
+  "Validator,compute_capability,9.0\n"
+  "Validator,sm_count,132\n"
+  "Validator,cublas_version,13.1.0\n"
+  "Validator,shim_version," PACKAGE_VERSION "\n"
+  "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
+  "*,f32,f32,f32,32f_emulated_16bfx9,*,*,*,*,*,*,*,opt_in_test,-,2\n"
+  "*,f32,f32,f32,*,NN,*,1024-8192,1024-8192,1024-8192,*,*,f32_test,-,1.5\n"
+  "*,f32,f32,f32,*,TN,*,1024-8192,1024-8192,1024-8192,*,*,f32_test,-,1.5\n"
+  "*,bf16,bf16,*,*,*,*,*,*,*,*,*,bf16_test,-,1.5\n";

@@ -15,6 +15,14 @@ typedef struct fake_gpu_t {
 } fake_gpu_t;
 extern fake_gpu_t fake_gpu;
 
+/* What gs_gpu_identity returns for fake_gpu's device once a call has been
+ * placed (a fake H200; tests change fields). fake_identity_known = 0 makes
+ * it return NULL. */
+extern gs_rt_identity fake_identity;
+/* gs_rt_kernel_table_hash of these variants (a test checks it). */
+#define FAKE_KERNEL_TABLE "abe707ad05af1994"
+extern int fake_identity_known;
+
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
  * 16-byte alignment, multiples of 128/128/16, wins on NN/TN 1024..8192.
  * bf16_variant: BF16 in, BF16 or FP32 out, TN only, sm 9.0, multiples of

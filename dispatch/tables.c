@@ -1,0 +1,187 @@
+/* Which route table applies where (tables.h). */
+#include "tables.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "context.h"
+#include "gpu.h"
+
+#define MAX_CACHE_FILES 32
+#define CACHE_PREFIX "routes-"
+#define CACHE_SUFFIX ".csv"
+
+typedef struct candidate {
+  gs_route_table *t;
+  char uuid[48];   /* a cache file's GPU; "" for GEMMSHIM_TABLE and the defaults */
+  int is_default;
+} candidate;
+
+static candidate cands[MAX_CACHE_FILES + 1];
+static size_t n_cands;
+static int user_table;          /* GEMMSHIM_TABLE: that table alone */
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+
+/* Per device, once chosen: the table (NULL: none) and, without one, why. */
+static struct {
+  atomic_int chosen;
+  const gs_route_table *t;
+  gs_reason none_reason;
+} devs[GS_MAX_DEVICES];
+static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void add(gs_route_table *t, const char *uuid, int is_default)
+{
+  if (!t || n_cands >= sizeof cands / sizeof *cands) {
+    gs_rt_free(t);
+    return;
+  }
+  cands[n_cands].t = t;
+  snprintf(cands[n_cands].uuid, sizeof cands[n_cands].uuid, "%s", uuid);
+  cands[n_cands].is_default = is_default;
+  n_cands++;
+}
+
+/* cache_dir/routes-UUID.csv, one per GPU this user has tuned. */
+static void load_cache(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (!d) return;   /* no cache yet: the usual case */
+  size_t files = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    size_t len = strlen(e->d_name), pre = strlen(CACHE_PREFIX), suf = strlen(CACHE_SUFFIX);
+    if (len <= pre + suf || strncmp(e->d_name, CACHE_PREFIX, pre) ||
+        strcmp(e->d_name + len - suf, CACHE_SUFFIX) || len - pre - suf >= sizeof cands[0].uuid)
+      continue;
+    if (files++ == MAX_CACHE_FILES) {
+      fprintf(stderr, "gemmshim: more than %d route tables in %s; the rest are not read\n",
+              MAX_CACHE_FILES, dir);
+      break;
+    }
+    char path[GS_PATH_MAX + 256], uuid[48];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    snprintf(uuid, sizeof uuid, "%.*s", (int)(len - pre - suf), e->d_name + pre);
+    add(gs_rt_load(path, gs_variants, gs_n_variants, stderr), uuid, 0);
+  }
+  closedir(d);
+}
+
+static void load_all(void)
+{
+  const gs_config_t *cfg = gs_config();
+  if (cfg->table_path[0]) {
+    user_table = 1;
+    gs_route_table *t = gs_rt_load(cfg->table_path, gs_variants, gs_n_variants, stderr);
+    if (!t)
+      fprintf(stderr, "gemmshim: GEMMSHIM_TABLE cannot be used; calls go to cuBLAS (not_tuned)\n");
+    add(t, "", 0);
+    return;
+  }
+  if (cfg->cache_dir[0]) load_cache(cfg->cache_dir);
+  add(gs_rt_parse(gs_default_routes, strlen(gs_default_routes), "(built-in defaults)",
+                  gs_variants, gs_n_variants, stderr),
+      "", 1);
+}
+
+static void ensure_loaded(void) { pthread_once(&load_once, load_all); }
+
+/* One table's verdict on a key for kernel v. */
+static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v)
+{
+  const gs_rt_row *r = gs_rt_find(t, k);
+  if (!r) return GS_R_NOT_TUNED;
+  if (r->ratio < GS_RT_MIN_RATIO) return GS_R_TUNED_CUBLAS;
+  if (!r->kernel) return strcmp(r->route, "cublas") ? GS_R_ROUTE_UNAVAILABLE : GS_R_TUNED_CUBLAS;
+  /* Another kernel's row: that kernel is asked on its own turn. Should it
+   * not take the call, the row named a kernel that cannot serve it. */
+  if (r->kernel != v) return GS_R_ROUTE_UNAVAILABLE;
+  return GS_R_ROUTED;
+}
+
+gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v)
+{
+  ensure_loaded();
+  gs_reason best = GS_R_NOT_TUNED;
+  for (size_t i = 0; i < n_cands; i++) {
+    gs_reason r = verdict(cands[i].t, k, v);
+    if (r == GS_R_ROUTED) return r;
+    if (r > best) best = r;
+  }
+  return best;
+}
+
+static void choose(int dev)
+{
+  const gs_rt_identity *id = gs_gpu_identity(dev);
+  if (!id) return;   /* asked again on the next call */
+  pthread_mutex_lock(&choose_lock);
+  if (atomic_load_explicit(&devs[dev].chosen, memory_order_relaxed)) {
+    pthread_mutex_unlock(&choose_lock);
+    return;
+  }
+  const candidate *c = NULL;
+  if (user_table) {
+    c = n_cands ? &cands[0] : NULL;
+  } else {
+    for (size_t i = 0; i < n_cands && !c; i++)
+      if (!cands[i].is_default && !strcmp(cands[i].uuid, id->uuid)) c = &cands[i];
+    for (size_t i = 0; i < n_cands && !c; i++)
+      if (cands[i].is_default) c = &cands[i];
+  }
+  devs[dev].t = NULL;
+  devs[dev].none_reason = GS_R_NOT_TUNED;
+  if (c) {
+    char why[512], soft[512];
+    if (gs_rt_validate(c->t, id, why, sizeof why, soft, sizeof soft) == 0) {
+      devs[dev].t = c->t;
+      if (soft[0])
+        fprintf(stderr, "gemmshim: route table %s on device %d (%s): %s; used anyway\n",
+                c->t->source, dev, id->uuid, soft);
+    } else {
+      devs[dev].none_reason = GS_R_TABLE_REFUSED;
+      fprintf(stderr, "gemmshim: route table %s is not used on device %d (%s): %s; its calls "
+                      "go to cuBLAS (table_refused)\n",
+              c->t->source, dev, id->uuid, why);
+    }
+  }
+  atomic_store_explicit(&devs[dev].chosen, 1, memory_order_release);
+  pthread_mutex_unlock(&choose_lock);
+}
+
+const gs_route_table *gs_tables_for_device(int dev)
+{
+  if (dev < 0 || dev >= GS_MAX_DEVICES) return NULL;
+  ensure_loaded();
+  if (!atomic_load_explicit(&devs[dev].chosen, memory_order_acquire)) choose(dev);
+  if (!atomic_load_explicit(&devs[dev].chosen, memory_order_acquire)) return NULL;
+  return devs[dev].t;
+}
+
+gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v)
+{
+  const gs_route_table *t = gs_tables_for_device(dev);
+  if (!t)
+    return dev >= 0 && dev < GS_MAX_DEVICES &&
+                   atomic_load_explicit(&devs[dev].chosen, memory_order_acquire)
+               ? devs[dev].none_reason
+               : GS_R_NOT_TUNED;
+  return verdict(t, k, v);
+}
+
+void gs_tables_reset(void)
+{
+  for (size_t i = 0; i < n_cands; i++) gs_rt_free(cands[i].t);
+  memset(cands, 0, sizeof cands);
+  n_cands = 0;
+  user_table = 0;
+  for (int d = 0; d < GS_MAX_DEVICES; d++) {
+    atomic_store(&devs[d].chosen, 0);
+    devs[d].t = NULL;
+  }
+  pthread_once_t fresh = PTHREAD_ONCE_INIT;
+  memcpy(&load_once, &fresh, sizeof fresh);
+}

@@ -1,0 +1,39 @@
+/* The route tables a process may use and which one each device uses
+ * (route_table.h has the format). Found once, at the first call that a
+ * kernel's class could take:
+ *   GEMMSHIM_TABLE=path   that table, for every device;
+ *   otherwise             the per-user cache, one file per GPU named by the
+ *                         UUID CUDA reports (cache_dir/routes-UUID.csv), and
+ *                         where a device has none, the built-in defaults
+ *                         (routes.c), each used only where its validators
+ *                         match the device.
+ * After that, lookups take no lock and allocate nothing. */
+#ifndef GS_TABLES_H
+#define GS_TABLES_H
+
+#include "reason.h"
+#include "route_table.h"
+#include "variants.h"
+
+/* Before the device is known: could a table send this call to v?
+ * GS_R_ROUTED if one of the tables that may apply sends the key to v;
+ * otherwise the reason to forward (not_tuned, tuned_cublas,
+ * route_unavailable). Cheap: no GPU, no state. */
+gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v);
+
+/* On the device: the verdict of its table, GS_R_ROUTED when its row sends
+ * the key to v; else not_tuned, tuned_cublas, route_unavailable or
+ * table_refused (said once on stderr per table and device). */
+gs_reason gs_tables_decide(int device, const gs_rt_key *k, const gs_variant *v);
+
+/* The table a device uses (NULL: none), choosing it if not yet chosen. */
+const gs_route_table *gs_tables_for_device(int device);
+
+/* The built-in defaults' text (the routing policy, routes.c; unit tests
+ * link their own). */
+extern const char gs_default_routes[];
+
+/* Forget every table (tests only; not while calls run). */
+void gs_tables_reset(void);
+
+#endif
