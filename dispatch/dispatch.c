@@ -2,6 +2,8 @@
  * first-use check or an A/B comparison, launch, tally. */
 #include "dispatch.h"
 
+#include "config.h"
+
 #include <cublas_api.h>
 
 #include "ab.h"
@@ -61,5 +63,13 @@ int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
 
 void gs_dispatch_forwarded(const gs_gemm *g, const gs_decision *d)
 {
+  /* The log is a record to replay: it needs the pointer and math mode
+   * even of a call decided before the router read the handle's state. */
+  if (!g->state_loaded && g->load_state && gs_config()->log_path[0]) {
+    gs_gemm full = *g;
+    full.state_loaded = full.load_state(&full) == 0;
+    gs_tally_add(&full, d);
+    return;
+  }
   gs_tally_add(g, d);
 }

@@ -11,7 +11,10 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "gpu.h"
 #include "names.h"
+#include "route_table.h"
+#include "variants.h"
 
 #define SLOTS 1024u       /* distinct rows per thread table (power of two) */
 #define MAX_PROBE 64u
@@ -19,17 +22,28 @@
 
 /* ---- counting ----------------------------------------------------------- */
 
-/* The key is compared with memcmp: always built from a zeroed struct. */
+/* The key is compared with memcmp: always built from a zeroed struct, and
+ * laid out without padding (a struct copy need not copy padding bytes). */
 typedef struct key {
   int64_t m, n, k, batch;
+  int64_t ld[4];            /* lda, ldb, ldc, ldd (BLAS: ldd = ldc) */
+  int64_t stride[4];        /* batch strides of A, B, C, D (0: not batched) */
   const char *entry_name;
   const char *route;        /* kernel name, or "cublas" */
   int32_t a_type, b_type, c_type, compute;
   int32_t reason;
   int32_t epilogue;
   int32_t device;           /* -1: the router did not need to know */
+  int32_t entry_class;      /* GS_EC_* */
+  int32_t pointer_mode;     /* GS_NONE: the handle's state was not read */
+  int32_t math_mode;        /* GS_NONE: not read, or cuBLASLt (none) */
+  uint8_t align_ptr[4];     /* alignment class of A, B, C, D (bytes, 1..16) */
+  uint8_t align_ld[4];      /* ... and of lda, ldb, ldc, ldd in bytes */
   char layout[4];
+  int32_t zero;             /* explicit tail padding */
 } key;
+_Static_assert(sizeof(key) == 12 * 8 + 2 * sizeof(void *) + 10 * 4 + 8 + 4 + 4,
+               "key has padding: memcmp would compare it");
 
 typedef struct row {
   atomic_uint ready;        /* 0 empty, 1 key written (release) */
@@ -43,6 +57,9 @@ typedef struct table {
   struct table *next;       /* all tables ever made; never unlinked */
   atomic_int owned;         /* a live thread counts into it */
   atomic_uint_least64_t overflow, overflow_written;
+  /* Calls by route (0: cuBLAS, 1 + i: gs_variants[i]) and reason, exact
+   * however many distinct rows there are: what gs_tally_count reads. */
+  atomic_uint_least64_t by_route[GS_TALLY_ROUTES][GS_R_COUNT];
   row rows[SLOTS];
 } table;
 
@@ -109,18 +126,62 @@ static uint64_t hash_key(const key *k)
        ((uint64_t)k->reason << 40) ^ ((uint64_t)(uint32_t)k->a_type << 48) ^
        (uint64_t)k->batch ^ ((uint64_t)(unsigned char)k->layout[0] << 24) ^
        ((uint64_t)(unsigned char)k->layout[1] << 32);
+  h ^= (uint64_t)k->ld[0] * 0x94d049bb133111ebull ^ (uint64_t)k->ld[1] << 17 ^
+       (uint64_t)k->ld[2] << 33 ^ (uint64_t)k->stride[0] * 0x2545f4914f6cdd1dull ^
+       (uint64_t)k->align_ptr[0] << 56;
   h ^= h >> 29;
   h *= 0xbf58476d1ce4e5b9ull;
   return h ^ (h >> 32);
+}
+
+/* A route's index in by_route: 0 for cuBLAS (and a kernel outside the
+ * table, which cannot be routed), 1 + its place in gs_variants. */
+static unsigned route_id(const gs_variant *v)
+{
+  for (size_t i = 0; v && i < gs_n_variants && i + 1 < GS_TALLY_ROUTES; i++)
+    if (gs_variants[i] == v) return (unsigned)i + 1;
+  return 0;
+}
+
+static int route_id_of_name(const char *name)
+{
+  if (!strcmp(name, "cublas")) return 0;
+  for (size_t i = 0; i < gs_n_variants && i + 1 < GS_TALLY_ROUTES; i++)
+    if (!strcmp(gs_variants[i]->name, name)) return (int)i + 1;
+  return -1;
 }
 
 void gs_tally_add(const gs_gemm *g, const gs_decision *d)
 {
   table *t = thread_table();
   if (!t) return;
+  if ((unsigned)d->reason < GS_R_COUNT) {
+    atomic_uint_least64_t *c = &t->by_route[route_id(d->variant)][d->reason];
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);   /* only this thread writes it */
+  }
   key k;
   memset(&k, 0, sizeof k);
   k.m = g->m; k.n = g->n; k.k = g->k; k.batch = g->batch;
+  k.entry_class = gs_rt_entry_class_of(g);
+  /* The BLAS entry points write C: D is C (its pointer, ld, stride, type). */
+  const int lt = k.entry_class == GS_EC_LT, batched = k.entry_class != GS_EC_GEMM;
+  const void *ptr[4] = { g->A, g->B, g->C, lt ? (const void *)g->D : g->C };
+  const int types[4] = { g->a_type, g->b_type, g->c_type,
+                         lt && g->d_type != GS_NONE ? g->d_type : g->c_type };
+  k.ld[0] = g->lda; k.ld[1] = g->ldb; k.ld[2] = g->ldc; k.ld[3] = lt ? g->ldd : g->ldc;
+  if (batched) {
+    k.stride[0] = g->stride_a; k.stride[1] = g->stride_b; k.stride[2] = g->stride_c;
+    k.stride[3] = lt ? g->stride_d : g->stride_c;
+  }
+  for (int i = 0; i < 4; i++) {
+    /* as the route table's key reckons them (route_table.c) */
+    k.align_ptr[i] = (uint8_t)gs_rt_align_of((uint64_t)(uintptr_t)ptr[i]);
+    k.align_ld[i] = (uint8_t)gs_rt_align_of((uint64_t)k.ld[i] * (uint64_t)gs_dtype_bytes(types[i]));
+  }
+  /* GS_NONE until read (cuBLASLt's come with its descriptor) */
+  k.pointer_mode = g->pointer_mode;
+  k.math_mode = lt ? GS_NONE : g->math_mode;
   k.entry_name = g->entry_name;
   k.route = d->variant ? d->variant->name : "cublas";
   k.a_type = g->a_type; k.b_type = g->b_type; k.c_type = g->c_type;
@@ -203,14 +264,16 @@ static merged *merge_rows(size_t *n_out, uint64_t *overflow)
 
 uint64_t gs_tally_count(const char *route, int reason)
 {
+  int only = route ? route_id_of_name(route) : -1;
+  if (route && only < 0) return 0;
+  if (reason >= GS_R_COUNT) return 0;
   uint64_t total = 0;
   for (table *t = atomic_load(&all_tables); t; t = t->next)
-    for (unsigned i = 0; i < SLOTS; i++) {
-      row *r = &t->rows[i];
-      if (!atomic_load_explicit(&r->ready, memory_order_acquire)) continue;
-      if (route && strcmp(route, r->k.route)) continue;
-      if (reason >= 0 && reason != r->k.reason) continue;
-      total += atomic_load_explicit(&r->count, memory_order_relaxed);
+    for (int r = 0; r < GS_TALLY_ROUTES; r++) {
+      if (only >= 0 && r != only) continue;
+      for (int why = 0; why < GS_R_COUNT; why++)
+        if (reason < 0 || reason == why)
+          total += atomic_load_explicit(&t->by_route[r][why], memory_order_relaxed);
     }
   return total;
 }
@@ -243,6 +306,26 @@ static void put_i64(text *t, int64_t v)
   }
 }
 
+/* A name from the GPU's identity: commas and line ends would break the
+ * row, so they become spaces; "-" when there is none. */
+static void put_clean(text *t, const char *s, size_t max)
+{
+  size_t start = t->len;
+  for (size_t i = 0; i < max && s[i] && t->len < t->cap; i++) {
+    char c = s[i];
+    t->p[t->len++] = (c == ',' || c == '\n' || c == '\r') ? ' ' : c;
+  }
+  if (t->len == start) put_str(t, "-");
+}
+
+static void put_pointer_mode(text *t, int32_t mode)
+{
+  if (mode == GS_NONE) put_str(t, "-");
+  else if (mode == 0) put_str(t, "host");
+  else if (mode == 1) put_str(t, "device");
+  else put_i64(t, mode);
+}
+
 static void put_row(text *t, long pid, const key *k, uint64_t count)
 {
   put_i64(t, pid);
@@ -266,6 +349,37 @@ static void put_row(text *t, long pid, const key *k, uint64_t count)
   put_u64(t, count);
   put_str(t, ",");
   put_i64(t, k->device);
+  /* v2: what a replay of the call needs */
+  put_str(t, ",");
+  put_str(t, gs_rt_entry_class_name(k->entry_class));
+  for (int i = 0; i < 4; i++) {
+    put_str(t, ",");
+    put_i64(t, k->ld[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    put_str(t, ",");
+    put_i64(t, k->stride[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    put_str(t, ",");
+    put_u64(t, k->align_ptr[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    put_str(t, ",");
+    put_u64(t, k->align_ld[i]);
+  }
+  put_str(t, ",");
+  put_pointer_mode(t, k->pointer_mode);
+  put_str(t, ",");
+  if (k->math_mode == GS_NONE) put_str(t, "-");
+  else put_i64(t, k->math_mode);
+  /* The GPU from the device, now: gs_gpu_identity is lock-free and
+   * async-signal-safe, and its strings are fixed-size arrays. */
+  const gs_rt_identity *id = k->device >= 0 ? gs_gpu_identity(k->device) : NULL;
+  put_str(t, ",");
+  put_clean(t, id ? id->gpu_name : "", id ? sizeof id->gpu_name : 0);
+  put_str(t, ",");
+  put_clean(t, id ? id->uuid : "", id ? sizeof id->uuid : 0);
   put_str(t, "\n");
 }
 
@@ -274,7 +388,8 @@ static void put_overflow(text *t, long pid, uint64_t count)
   put_i64(t, pid);
   put_str(t, ",(other),-,-,-,-,-,-,-1,-1,-1,-1,-,too_many_distinct_rows,");
   put_u64(t, count);
-  put_str(t, ",-1\n");
+  /* device, then v2's columns: '-' for names, -1 for numbers */
+  put_str(t, ",-1,-,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-,-,-,-\n");
 }
 
 size_t gs_tally_write_csv(FILE *out)
@@ -283,8 +398,8 @@ size_t gs_tally_write_csv(FILE *out)
   uint64_t overflow;
   merged *rows = merge_rows(&n, &overflow);
   long pid = (long)getpid();
-  fprintf(out, "%s\n", GS_LOG_HEADER);
-  char buf[512];
+  fprintf(out, "%s\n%s\n", GS_LOG_VERSION, GS_LOG_HEADER);
+  char buf[1024];
   for (size_t i = 0; i < n; i++) {
     text t = { buf, 0, sizeof buf };
     put_row(&t, pid, &rows[i].k, rows[i].count);
@@ -398,10 +513,75 @@ static void say(const char *a, const char *b)
   if (write_all(2, a, strlen(a)) == 0 && write_all(2, b, strlen(b)) == 0) write_all(2, "\n", 1);
 }
 
+/* What a log file holds, read under its lock: nothing yet, a v2 log (its
+ * first line is GS_LOG_VERSION), or anything else: an older shim's v1 log
+ * (no version line), another version's, or a file that cannot be read. */
+enum { LOG_EMPTY, LOG_V2, LOG_OTHER };
+
+static int log_kind(int fd)
+{
+  static const char first[] = GS_LOG_VERSION "\n";
+  struct stat st;
+  if (fstat(fd, &st) != 0) return LOG_OTHER;
+  if (st.st_size == 0) return LOG_EMPTY;
+  char buf[sizeof first];
+  size_t got = 0;
+  if (lseek(fd, 0, SEEK_SET) != 0) return LOG_OTHER;
+  while (got < sizeof first - 1) {
+    ssize_t r = read(fd, buf + got, sizeof first - 1 - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += (size_t)r;
+  }
+  return got == sizeof first - 1 && !memcmp(buf, first, got) ? LOG_V2 : LOG_OTHER;
+}
+
+/* Open and lock a log file; the caller unlocks by closing it. Read and
+ * write, to read its first line (appends go to the end regardless);
+ * write-only when the file may not be read (it then counts as another
+ * format's). */
+static int open_locked(const char *path)
+{
+  int fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EACCES) fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  struct flock lk;
+  memset(&lk, 0, sizeof lk);
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  while (fcntl(fd, F_SETLKW, &lk) < 0 && errno == EINTR) {}
+  return fd;
+}
+
+/* The rows collected, after the header lines when the file is empty. */
+static int write_rows(int fd, int kind)
+{
+  static const char head[] = GS_LOG_VERSION "\n" GS_LOG_HEADER "\n";
+  int rc = 0;
+  if (kind == LOG_EMPTY) rc |= write_all(fd, head, sizeof head - 1);
+  long pid = (long)getpid();
+  static char buf[64 << 10];
+  text t = { buf, 0, sizeof buf };
+  for (size_t i = 0; i < merge_n; i++) {
+    if (t.len > sizeof buf - 2048) {   /* a row is well under 1 kB */
+      rc |= write_all(fd, buf, t.len);
+      t.len = 0;
+    }
+    put_row(&t, pid, &merge_buf[i].k, merge_buf[i].count);
+  }
+  if (merge_overflow) put_overflow(&t, pid, merge_overflow);
+  rc |= write_all(fd, buf, t.len);
+  return rc;
+}
+
+static atomic_int said_other_format;   /* once per process */
+
 /* Several processes may share one log path (torchrun ranks without %p):
  * whole blocks are appended under an exclusive record lock, the header only
- * into an empty file, so no process's rows are lost. Only async-signal-safe
- * calls from here on. */
+ * into an empty file, so no process's rows are lost. A file in another
+ * format (an older shim's v1 log: no version line) is not appended to,
+ * so that no file mixes formats: the rows go to PATH.v2, under the same
+ * rules. Only async-signal-safe calls from here on. */
 int gs_tally_flush_log(void)
 {
   const gs_config_t *cfg = gs_config();
@@ -410,34 +590,39 @@ int gs_tally_flush_log(void)
   int rc = 0;
   if (collect_new()) {
     sort_merged();
-    int fd = open(cfg->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      say("gemmshim: cannot write GEMMSHIM_LOG ", cfg->log_path);
-      rc = -1;
-    } else {
-      struct flock lk;
-      memset(&lk, 0, sizeof lk);
-      lk.l_type = F_WRLCK;
-      lk.l_whence = SEEK_SET;
-      while (fcntl(fd, F_SETLKW, &lk) < 0 && errno == EINTR) {}
-      struct stat st;
-      if (fstat(fd, &st) == 0 && st.st_size == 0)
-        rc |= write_all(fd, GS_LOG_HEADER "\n", sizeof GS_LOG_HEADER);
-      long pid = (long)getpid();
-      static char buf[64 << 10];
-      text t = { buf, 0, sizeof buf };
-      for (size_t i = 0; i < merge_n; i++) {
-        if (t.len > sizeof buf - 1024) {
-          rc |= write_all(fd, buf, t.len);
-          t.len = 0;
-        }
-        put_row(&t, pid, &merge_buf[i].k, merge_buf[i].count);
+    const char *path = cfg->log_path;
+    int fd = open_locked(path);
+    int kind = fd >= 0 ? log_kind(fd) : LOG_OTHER;
+    if (fd >= 0 && kind == LOG_OTHER) {
+      close(fd);   /* and its lock: the old file is left as it is */
+      static char other[sizeof cfg->log_path + sizeof GS_LOG_OTHER_FORMAT_SUFFIX];
+      size_t len = strlen(cfg->log_path);
+      memcpy(other, cfg->log_path, len);
+      memcpy(other + len, GS_LOG_OTHER_FORMAT_SUFFIX, sizeof GS_LOG_OTHER_FORMAT_SUFFIX);
+      path = other;
+      if (!atomic_exchange(&said_other_format, 1)) {
+        const char *parts[] = { "gemmshim: GEMMSHIM_LOG ", cfg->log_path,
+                                " is not a v2 gemmshim log (an older gemmshim's?): it is left as "
+                                "it is, and this process's rows go to ", other, "\n" };
+        for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+          write_all(2, parts[i], strlen(parts[i]));
       }
-      if (merge_overflow) put_overflow(&t, pid, merge_overflow);
-      rc |= write_all(fd, buf, t.len);
-      lk.l_type = F_UNLCK;
-      fcntl(fd, F_SETLK, &lk);
-      close(fd);
+      fd = open_locked(path);
+      kind = fd >= 0 ? log_kind(fd) : LOG_OTHER;
+      if (fd >= 0 && kind == LOG_OTHER) {
+        say("gemmshim: not writing the log: neither file is a v2 gemmshim log: ", path);
+        close(fd);
+        fd = -1;
+        rc = -1;
+        path = NULL;
+      }
+    }
+    if (fd >= 0) {
+      rc |= write_rows(fd, kind);
+      close(fd);   /* releases the lock */
+    } else if (path) {
+      say("gemmshim: cannot write GEMMSHIM_LOG ", path);
+      rc = -1;
     }
   }
   atomic_store(&writing, 0);
@@ -449,6 +634,8 @@ void gs_tally_reset(void)
   for (table *t = atomic_load(&all_tables); t; t = t->next) {
     atomic_store(&t->overflow, 0);
     atomic_store(&t->overflow_written, 0);
+    for (int r = 0; r < GS_TALLY_ROUTES; r++)
+      for (int why = 0; why < GS_R_COUNT; why++) atomic_store(&t->by_route[r][why], 0);
     for (unsigned i = 0; i < SLOTS; i++) {
       atomic_store(&t->rows[i].ready, 0);
       atomic_store(&t->rows[i].count, 0);
@@ -468,6 +655,7 @@ static void at_fork_child(void)
   for (table *t = atomic_load(&all_tables); t; t = t->next)
     if (t != my_table) atomic_store(&t->owned, 0);
   atomic_store(&writing, 0);
+  atomic_store(&said_other_format, 0);   /* its own file, its own message */
   gs_config_after_fork();
 }
 

@@ -1,10 +1,17 @@
-/* In-memory aggregation of what the shim saw: one row per distinct
- * (entry, types, layout, m, n, k, batch, route, reason, device) with a
- * count. device is the call's stream's device when the router asked for it
- * (every routed call), -1 when the call was decided before that.
+/* In-memory aggregation of what the shim saw: one row per distinct call
+ * as a replay needs it (entry, entry class, types, layout, epilogue, m, n,
+ * k, batch, leading dimensions, batch strides, the alignment class of each
+ * pointer and leading dimension, pointer and math mode, route, reason,
+ * device) with a count. device is the call's stream's device when the
+ * router asked for it (every routed call), -1 when the call was decided
+ * before that; the GPU's name and UUID are looked up from it when the row
+ * is written. Pointer and math mode are known only once the router read the
+ * handle's state (GS_NONE before: written '-').
  * Each thread counts into a table of its own (no locks, no shared cache
  * lines on the hot path); tables are merged when read. At exit the rows go
- * to GEMMSHIM_LOG as CSV; nothing is written by a process that made no call. */
+ * to GEMMSHIM_LOG as CSV (format v2: GS_LOG_VERSION, then GS_LOG_HEADER,
+ * then rows; README.md, "The log"); nothing is written by a process that
+ * made no call. */
 #ifndef GS_TALLY_H
 #define GS_TALLY_H
 
@@ -20,18 +27,34 @@ void gs_tally_add(const gs_gemm *g, const gs_decision *d);
  * reason < 0 counts every reason. */
 uint64_t gs_tally_count(const char *route, int reason);
 
-/* Write the merged rows as CSV (header first). Returns the rows written. */
+/* Routes gs_tally_count counts apart: cuBLAS and up to 15 kernels of the
+ * table (tests/test_tables.c checks the table fits). */
+#define GS_TALLY_ROUTES 16
+
+/* Write the merged rows as a v2 log (the version line and the header
+ * first). Returns the rows written. */
 size_t gs_tally_write_csv(FILE *out);
 
 /* Write the log now if GEMMSHIM_LOG is set and there is anything to say
- * (also runs at exit). Returns 0, or -1 when the file cannot be written. */
+ * (also runs at exit). The rows are appended to a v2 log, or written with
+ * the two header lines into an empty file; a file that holds anything else
+ * (an older shim's v1 log) is left alone and the rows go to PATH.v2
+ * instead, said once on stderr. Returns 0, or -1 when the file cannot be
+ * written. */
 int gs_tally_flush_log(void);
 
 /* Forget everything (tests; and the child after fork). */
 void gs_tally_reset(void);
 
+/* The log's first line, then its header. The first 16 columns are v1's,
+ * in v1's order; later versions only append. */
+#define GS_LOG_VERSION "# gemmshim log v2"
 #define GS_LOG_HEADER \
   "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count," \
-  "device"
+  "device,entry_class,lda,ldb,ldc,ldd,stride_a,stride_b,stride_c,stride_d," \
+  "align_a,align_b,align_c,align_d,align_lda,align_ldb,align_ldc,align_ldd," \
+  "pointer_mode,math_mode,gpu_name,gpu_uuid"
+/* Where the rows go when GEMMSHIM_LOG holds another format: PATH + this. */
+#define GS_LOG_OTHER_FORMAT_SUFFIX ".v2"
 
 #endif

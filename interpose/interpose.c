@@ -451,6 +451,8 @@ static gs_gemm describe_lt(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, c
   g.n = (int64_t)s->cols[3];
   g.k = (int64_t)(s->transa == CUBLAS_OP_N ? s->cols[0] : s->rows[0]);
   g.lda = s->ld[0]; g.ldb = s->ld[1]; g.ldc = s->ld[2]; g.ldd = s->ld[3];
+  g.stride_a = s->batch_stride[0]; g.stride_b = s->batch_stride[1];
+  g.stride_c = s->batch_stride[2]; g.stride_d = s->batch_stride[3];
   g.batch = s->batch;
   g.epilogue = (int)s->epilogue;
   g.pointer_mode = s->pointer_mode;

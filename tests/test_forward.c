@@ -320,10 +320,10 @@ static void test_every_entry_point_rtld_local(void **state)
   pid_t pid = run_child(child_every_entry_local, NULL);
   char *log = read_log(pid);
   assert_non_null(log);
-  /* header + one row per entry point (each called twice, same shape) */
-  assert_int_equal(count_lines(log), 1 + 9);
+  /* version, header, one row per entry point (each called twice, same shape) */
+  assert_int_equal(count_lines(log), 2 + 9);
   assert_non_null(strstr(log, ",cublasSgemm_v2,f32,f32,f32,-,TN,-,11,12,13,1,cublas,"));
-  assert_non_null(strstr(log, ",cublasGemmStridedBatchedEx,bf16,bf16,bf16,32f,NT,-,71,72,73,3,cublas,batched,2,-1\n"));
+  assert_non_null(strstr(log, ",cublasGemmStridedBatchedEx,bf16,bf16,bf16,32f,NT,-,71,72,73,3,cublas,batched,2,-1,gemm_batched,"));
   assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,default,128,256,64,1,cublas,"));
 }
 
@@ -413,8 +413,8 @@ static void test_nested_lt_call_passes_through(void **state)
   pid_t pid = run_child(child_nested, NULL);
   char *log = read_log(pid);
   assert_non_null(log);
-  assert_int_equal(count_lines(log), 2);
-  assert_non_null(strstr(log, ",cublasGemmEx,f32,f32,f32,32f,NN,-,8,8,8,1,cublas,size_class,1,-1\n"));
+  assert_int_equal(count_lines(log), 3);
+  assert_non_null(strstr(log, ",cublasGemmEx,f32,f32,f32,32f,NN,-,8,8,8,1,cublas,size_class,1,-1,"));
   assert_null(strstr(log, "cublasLtMatmul"));
 }
 
@@ -456,8 +456,8 @@ static void test_sixteen_threads_first_call(void **state)
   pid_t pid = run_child(child_threads, NULL);
   char *log = read_log(pid);
   assert_non_null(log);
-  assert_int_equal(count_lines(log), 2);
-  assert_non_null(strstr(log, ",cublasSgemm_v2,f32,f32,f32,-,NN,-,128,128,128,1,cublas,not_faster,16,-1\n"));
+  assert_int_equal(count_lines(log), 3);
+  assert_non_null(strstr(log, ",cublasSgemm_v2,f32,f32,f32,-,NN,-,128,128,128,1,cublas,not_tuned,16,-1,"));
 }
 
 static void child_disabled(void)
@@ -538,15 +538,15 @@ static void test_reasons_in_log(void **state)
   pid_t pid = run_child(child_reasons, e);
   char *log = read_log(pid);
   assert_non_null(log);
-  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,no_gpu,1,-1\n"));
-  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,bad_args,1,-1\n"));
-  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,alignment,1,-1\n"));
-  assert_non_null(strstr(log, ",TN,-,256,256,256,1,cublas,math_mode,1,-1\n"));
-  assert_non_null(strstr(log, ",NT,-,256,256,256,1,cublas,no_gpu,1,-1\n"));
-  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,relu,128,128,128,1,cublas,epilogue,1,-1\n"));
-  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,default,128,128,256,1,cublas,lt_attribute,1,-1\n"));
-  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,no_gpu,1,-1\n"));
-  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,pointer_mode,1,-1\n"));
+  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,no_gpu,1,-1,"));
+  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,bad_args,1,-1,"));
+  assert_non_null(strstr(log, ",NN,-,256,256,256,1,cublas,alignment,1,-1,"));
+  assert_non_null(strstr(log, ",TN,-,256,256,256,1,cublas,math_mode,1,-1,"));
+  assert_non_null(strstr(log, ",NT,-,256,256,256,1,cublas,no_gpu,1,-1,"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,relu,128,128,128,1,cublas,epilogue,1,-1,"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,default,128,128,256,1,cublas,lt_attribute,1,-1,"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,no_gpu,1,-1,"));
+  assert_non_null(strstr(log, ",cublasLtMatmul,f32,f32,f32,32f,TN,bias,128,128,512,1,cublas,pointer_mode,1,-1,"));
 }
 
 /* The shim remembers what it read from a descriptor by the descriptor's
@@ -582,11 +582,11 @@ static void test_lt_descriptor_changes_are_seen(void **state)
   char *log = read_log(pid);
   assert_non_null(log);
   print_message("%s", log);
-  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,no_gpu,2,-1\n"));
-  assert_non_null(strstr(log, ",TN,relu,128,128,128,1,cublas,epilogue,1,-1\n"));
-  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,lt_attribute,1,-1\n"));
+  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,no_gpu,2,-1,"));
+  assert_non_null(strstr(log, ",TN,relu,128,128,128,1,cublas,epilogue,1,-1,"));
+  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,lt_attribute,1,-1,"));
   /* ldd 130 floats is not a 16-byte multiple */
-  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,alignment,1,-1\n"));
+  assert_non_null(strstr(log, ",TN,default,128,128,128,1,cublas,alignment,1,-1,"));
 }
 
 /* Every attribute id 0..63, set on its own to a value other than its
@@ -693,9 +693,13 @@ static void test_route_off_observes_only(void **state)
   pid_t pid = run_child(child_route_off, e);
   char *log = read_log(pid);
   assert_non_null(log);
-  assert_non_null(strstr(log, "cublas,routing_off,1,-1\n"));
-  const char *header = "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,device\n";
-  assert_true(!strncmp(log, header, strlen(header)));
+  /* a record to replay: leading dimensions, alignment classes, and the
+   * handle's pointer and math mode, read for the log though routing is off */
+  assert_non_null(strstr(log, "cublas,routing_off,1,-1,gemm,256,256,256,256,0,0,0,0,"
+                              "16,16,16,16,16,16,16,16,host,0,-,-\n"));
+  const char *head = "# gemmshim log v2\npid,entry,a_type,b_type,c_type,compute,layout,epilogue,"
+                     "m,n,k,batch,route,reason,count,device,entry_class,lda,ldb,ldc,ldd,";
+  assert_true(!strncmp(log, head, strlen(head)));
 }
 
 /* ---- the shim's bookkeeping (issue 16) ------------------------------------ */

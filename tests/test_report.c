@@ -376,17 +376,18 @@ static void test_summary_totals(void **s)
   finish_ok(&r);
   const report_summary *su = &r.summary;
   assert_int_equal(su->files, 1);
-  assert_int_equal(su->gemm_calls, 106); /* ab_skipped_* rows are notes, not calls */
-  assert_int_equal(su->routed_calls, 80);
+  /* ab_skipped_* rows: sampled calls our kernel served without a comparison */
+  assert_int_equal(su->gemm_calls, 112);
+  assert_int_equal(su->routed_calls, 86);
   assert_int_equal(su->forwarded_calls, 23);
   assert_int_equal(su->other_calls, 3);
   assert_int_equal(su->bad_args_calls, 1);
   assert_int_equal(su->routed.n, 1);
   assert_string_equal(su->routed.items[0].name, "sgemm_simt");
-  assert_int_equal(su->routed.items[0].calls, 80);
+  assert_int_equal(su->routed.items[0].calls, 86);
   assert_string_equal(su->forwarded.items[0].name, "dtype"); /* most calls first */
 
-  double ours = 2.0 * 4096 * 4096 * 4096 * 40 + 2.0 * 1024 * 1024 * 512 * 40;
+  double ours = 2.0 * 4096 * 4096 * 4096 * 46 + 2.0 * 1024 * 1024 * 512 * 40;
   double known = ours + 2.0 * 8192 * 8192 * 8192 * 10 + 2.0 * 2048 * 2048 * 2048 * 5 +
                  2.0 * 4096 * 1024 * 4096 * 7;
   assert_float_equal(su->flops_ours, ours, 1);
@@ -428,6 +429,78 @@ static void test_malformed_summary(void **s)
     expect_file_error(err, path, bad[i].line, bad[i].says);
     report_free(&r);
   }
+}
+
+/* A v2 log (version line, appended columns, a block per process) holds the
+ * same calls as its v1 twin and sums to the same totals; a later version's
+ * further columns are read the same way. */
+static void load_summary_text(report *r, const char *text, char err[REPORT_ERR_LEN])
+{
+  char *path = temp_file(text, strlen(text));
+  int rc = report_load_summary(r, path, err);
+  unlink(path);
+  if (rc) fail_msg("%s", err);
+}
+
+static void test_summary_v2_matches_v1(void **s)
+{
+  (void)s;
+  report v1, v2;
+  char err[REPORT_ERR_LEN] = "";
+  report_init(&v1);
+  report_init(&v2);
+  if (report_load_summary(&v1, fixture("summary_basic.csv"), err)) fail_msg("%s", err);
+  if (report_load_summary(&v2, fixture("summary_basic_v2.csv"), err)) fail_msg("%s", err);
+  assert_int_equal(v2.summary.gemm_calls, v1.summary.gemm_calls);
+  assert_int_equal(v2.summary.routed_calls, v1.summary.routed_calls);
+  assert_int_equal(v2.summary.forwarded_calls, v1.summary.forwarded_calls);
+  assert_int_equal(v2.summary.other_calls, v1.summary.other_calls);
+  assert_int_equal(v2.summary.not_compared.n, v1.summary.not_compared.n);
+  assert_float_equal(v2.summary.flops_ours, v1.summary.flops_ours, 1);
+  assert_float_equal(v2.summary.flops_known, v1.summary.flops_known, 1);
+  report_free(&v1);
+  report_free(&v2);
+
+  report v3;
+  report_init(&v3);
+  load_summary_text(&v3,
+                    "# gemmshim log v3\n" REPORT_SUMMARY_HEADER ",entry_class,later\n"
+                    "7,cublasSgemm_v2,f32,f32,f32,-,NN,-,64,64,64,1,cublas,not_tuned,3,-1,gemm,x\n",
+                    err);
+  assert_int_equal(v3.summary.gemm_calls, 3);
+  report_free(&v3);
+}
+
+static void test_malformed_v2_summary(void **s)
+{
+  (void)s;
+  static const struct { const char *text; int line; const char *says; } bad[] = {
+    { "# gemmshim log v2\n", 1, "no header after the version line" },
+    { "# gemmshim log v2x\n" REPORT_SUMMARY_HEADER "\n", 1, "not a gemmshim log version line" },
+    { "# gemmshim log v2\n" REPORT_SUMMARY_HEADER ",entry_class\n"
+      "7,cublasSgemm_v2,f32,f32,f32,-,NN,-,64,64,64,1,cublas,not_tuned,3,-1\n",
+      3, "expected 17 fields, found 16" },
+    { "# gemmshim log v2\n" REPORT_SUMMARY_HEADER ",entry_class\n"
+      "# gemmshim log v2\n" REPORT_SUMMARY_HEADER ",other\n", 4, "a header that differs" },
+    { "# gemmshim log v2\npid,entry,route\n", 2, "wrong header" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    report r;
+    char err[REPORT_ERR_LEN] = "";
+    report_init(&r);
+    char *path = temp_file(bad[i].text, strlen(bad[i].text));
+    assert_int_equal(report_load_summary(&r, path, err), -1);
+    expect_file_error(err, path, bad[i].line, bad[i].says);
+    unlink(path);
+    report_free(&r);
+  }
+  /* the call log given as the A/B CSV: the hint, not a header complaint */
+  report r;
+  char err[REPORT_ERR_LEN] = "";
+  report_init(&r);
+  assert_int_equal(report_load(&r, fixture("summary_basic_v2.csv"), err), -1);
+  assert_non_null(strstr(err, "pass it with --summary"));
+  report_free(&r);
 }
 
 /* ---- rendering ---------------------------------------------------------- */
@@ -619,6 +692,8 @@ int main(void)
     cmocka_unit_test(test_nul_byte),
     cmocka_unit_test(test_summary_totals),
     cmocka_unit_test(test_malformed_summary),
+    cmocka_unit_test(test_summary_v2_matches_v1),
+    cmocka_unit_test(test_malformed_v2_summary),
     cmocka_unit_test(test_text_columns_align),
     cmocka_unit_test(test_csv_output),
     cmocka_unit_test(test_svg),

@@ -9,7 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { AB_FIELDS = 19, SUMMARY_FIELDS = 16, WHAT_LEN = 320 };
+/* A log's header may have more columns than v1's SUMMARY_FIELDS: later
+ * versions append (MAX_FIELDS at most). */
+enum { AB_FIELDS = 19, SUMMARY_FIELDS = 16, MAX_FIELDS = 128, WHAT_LEN = 320 };
+
+/* The call log's first line from v2 on ("# gemmshim log v2"); a v1 log
+ * starts with its header. */
+#define LOG_VERSION_PREFIX "# gemmshim log v"
 
 /* ---- messages ----------------------------------------------------------- */
 
@@ -140,16 +146,63 @@ typedef int (*row_parser)(report *r, char **fields, char *what);
 typedef struct csv_format {
   const char *header;
   int nfields;
+  int versioned;                 /* the call log: a version line, appended columns */
   const char *wrong_file_header; /* the other format's header ... */
   const char *wrong_file_hint;   /* ... and what to say when it is found */
   row_parser parse_row;
 } csv_format;
 
-static int check_header(const csv_format *fmt, const char *line, char *what)
+/* What one file's header said: its text, to compare repeats with, and how
+ * many fields its rows have. */
+typedef struct csv_state {
+  char *header;
+  int nfields;
+} csv_state;
+
+static int is_version_line(const char *line)
 {
-  if (!strcmp(line, fmt->header)) return 0;
+  return !strncmp(line, LOG_VERSION_PREFIX, strlen(LOG_VERSION_PREFIX));
+}
+
+/* "# gemmshim log vN": any N from 2 on reads the same way (columns are
+ * found by the header, and later versions only append). */
+static int check_version_line(const csv_format *fmt, const char *line, char *what)
+{
+  if (!fmt->versioned) return complain(what, "%s", fmt->wrong_file_hint);
+  const char *v = line + strlen(LOG_VERSION_PREFIX);
+  long long n;
+  char *end;
+  errno = 0;
+  n = strtoll(v, &end, 10);
+  if (!starts_like_number(v) || *end || errno || n < 2)
+    return complain(what, "'%.60s' is not a gemmshim log version line", line);
+  return 0;
+}
+
+static int count_fields(const char *line)
+{
+  int n = 1;
+  for (; *line; line++) n += *line == ',';
+  return n;
+}
+
+/* The call log's header is v1's columns, then any a later version appended. */
+static int check_header(const csv_format *fmt, csv_state *st, const char *line, char *what)
+{
+  size_t len = strlen(fmt->header);
+  int exact = !strcmp(line, fmt->header);
+  int appended = fmt->versioned && !strncmp(line, fmt->header, len) && line[len] == ',';
+  if (exact || appended) {
+    st->nfields = count_fields(line);
+    if (st->nfields > MAX_FIELDS)
+      return complain(what, "%d columns in the header (at most %d)", st->nfields, MAX_FIELDS);
+    free(st->header);
+    st->header = strdup(line);
+    return st->header ? 0 : complain(what, "out of memory");
+  }
   if (!strcmp(line, fmt->wrong_file_header)) return complain(what, "%s", fmt->wrong_file_hint);
-  return complain(what, "wrong header: expected '%s'", fmt->header);
+  return complain(what, "wrong header: expected '%s'%s", fmt->header,
+                  fmt->versioned ? " (and any columns a later version appends)" : "");
 }
 
 /* A line whose first field is the first column's name is a header, which
@@ -160,20 +213,21 @@ static int looks_like_header(const csv_format *fmt, const char *line)
   return !strncmp(line, fmt->header, first) && (line[first] == ',' || !line[first]);
 }
 
-static int check_repeated_header(const csv_format *fmt, const char *line, char *what)
+static int check_repeated_header(const csv_state *st, const char *line, char *what)
 {
-  if (!strcmp(line, fmt->header)) return 0;
-  return complain(what, "a header that differs from '%s'", fmt->header);
+  if (!strcmp(line, st->header)) return 0;
+  return complain(what, "a header that differs from the first, '%.200s'", st->header);
 }
 
 /* One data line: split, count, hand to the format's parser. */
-static int handle_row(report *r, const csv_format *fmt, char *line, int has_newline, char *what)
+static int handle_row(report *r, const csv_format *fmt, const csv_state *st, char *line,
+                      int has_newline, char *what)
 {
-  char *fields[AB_FIELDS > SUMMARY_FIELDS ? AB_FIELDS : SUMMARY_FIELDS];
-  int n = split_fields(line, fields, fmt->nfields);
+  char *fields[MAX_FIELDS];
+  int n = split_fields(line, fields, st->nfields);
   int rc;
-  if (n != fmt->nfields)
-    rc = complain(what, "expected %d fields, found %d", fmt->nfields, n);
+  if (n != st->nfields)
+    rc = complain(what, "expected %d fields, found %d", st->nfields, n);
   else
     rc = fmt->parse_row(r, fields, what);
   if (rc && !has_newline) {
@@ -194,30 +248,40 @@ static int chomp(char *line, size_t *len)
   return has_newline;
 }
 
-/* Every line of one line-oriented stream. A header starts the file and may
- * reappear wherever another process appended its block. */
+/* Every line of one line-oriented stream. A header starts the file (after
+ * the call log's version line) and may reappear, with its version line,
+ * wherever another process appended its block. */
 static int read_lines(report *r, const csv_format *fmt, FILE *f, long *lineno, char *what)
 {
   char *line = NULL;
   size_t cap = 0;
   ssize_t got;
   int rc = 0;
+  csv_state st = { NULL, fmt->nfields };
+  int version_first = 0;   /* line 1 was a version line: line 2 is the header */
   while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
     size_t len = (size_t)got;
     ++*lineno;
     int has_newline = chomp(line, &len);
     if (strlen(line) != len)
       rc = complain(what, "binary data (a NUL byte) in the line");
-    else if (*lineno == 1)
-      rc = check_header(fmt, line, what);
+    else if (is_version_line(line)) {
+      rc = check_version_line(fmt, line, what);
+      if (rc == 0 && *lineno > 1 && !st.header)
+        rc = complain(what, "a version line where the header should be");
+      version_first |= *lineno == 1;
+    } else if (*lineno == 1 || (version_first && *lineno == 2))
+      rc = check_header(fmt, &st, line, what);
     else if (looks_like_header(fmt, line))
-      rc = check_repeated_header(fmt, line, what);
+      rc = check_repeated_header(&st, line, what);
     else
-      rc = handle_row(r, fmt, line, has_newline, what);
+      rc = handle_row(r, fmt, &st, line, has_newline, what);
   }
   free(line);
+  free(st.header);
   if (rc == 0 && ferror(f)) rc = complain(what, "read error: %s", strerror(errno));
   if (rc == 0 && *lineno == 0) { *lineno = 1; rc = complain(what, "empty file: no header"); }
+  if (rc == 0 && version_first && *lineno == 1) rc = complain(what, "no header after the version line");
   return rc;
 }
 
@@ -414,7 +478,7 @@ static int add_ab_row(report *r, char **fields, char *what)
 }
 
 static const csv_format ab_format = {
-  REPORT_AB_HEADER, AB_FIELDS, REPORT_SUMMARY_HEADER,
+  REPORT_AB_HEADER, AB_FIELDS, 0, REPORT_SUMMARY_HEADER,
   "this is the call log (GEMMSHIM_LOG), not the A/B CSV: pass it with --summary",
   add_ab_row,
 };
@@ -506,8 +570,9 @@ static int parse_summary_row(char **f, summary_row *row, char *what)
 static int tally_summary_row(report_summary *s, const summary_row *row)
 {
   unsigned long long calls = (unsigned long long)row->count;
-  if (!strncmp(row->reason, "ab_skipped_", 11)) /* a note on calls counted elsewhere */
-    return count_add(&s->not_compared, row->reason, calls, 0);
+  /* a sampled call A/B could not compare: our kernel still served it */
+  int skipped = !strncmp(row->reason, "ab_skipped_", 11);
+  if (skipped && count_add(&s->not_compared, row->reason, calls, 0)) return -1;
   s->gemm_calls += calls;
   if (row->other) { s->other_calls += calls; return 0; }
   int bad_args = !strcmp(row->reason, "bad_args");
@@ -516,7 +581,7 @@ static int tally_summary_row(report_summary *s, const summary_row *row)
   double flops = bad_args ? 0 : 2.0 * row->dims[0] * row->dims[1] * row->dims[2] *
                                     row->dims[3] * row->count;
   s->flops_known += flops;
-  if (!strcmp(row->reason, "routed")) {
+  if (!strcmp(row->reason, "routed") || skipped) {
     s->routed_calls += calls;
     s->flops_ours += flops;
     return count_add(&s->routed, row->route, calls, flops);
@@ -534,7 +599,7 @@ static int add_summary_row(report *r, char **fields, char *what)
 }
 
 static const csv_format summary_format = {
-  REPORT_SUMMARY_HEADER, SUMMARY_FIELDS, REPORT_AB_HEADER,
+  REPORT_SUMMARY_HEADER, SUMMARY_FIELDS, 1, REPORT_AB_HEADER,
   "this is the A/B CSV (GEMMSHIM_AB_LOG), not the call log: pass it without --summary",
   add_summary_row,
 };

@@ -108,6 +108,10 @@ int report_write_svg(const report *r, FILE *out);
  * be written, 2 an input is missing or malformed. */
 int report_run(const report_options *opt, FILE *out, FILE *err);
 
+/* The whole command line (report_cli.c): options, then report_run. prog
+ * names the command in usage and messages ("gemmshim report"). */
+int report_main(int argc, char **argv, const char *prog);
+
 /* Helpers the tests use. */
 double report_median(double *v, size_t n); /* sorts v; nan for n == 0 */
 const char *report_format_shape(const report_class *c, char *buf, size_t len);

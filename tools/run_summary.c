@@ -1,0 +1,556 @@
+/* The call log read into what `gemmshim run` and `record` say at the end
+ * (run_summary.h). Columns are found by their header names: v1 logs have
+ * 16, v2 appends 21, later versions may append more. */
+#include "run_summary.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dispatch/names.h"
+
+#define MAX_FIELDS 256
+
+/* The columns every version has (v1's), and the ones v2 added that the
+ * summary reads. */
+enum col {
+  C_PID, C_ENTRY, C_A, C_B, C_C, C_COMPUTE, C_LAYOUT, C_EPILOGUE, C_M, C_N, C_K, C_BATCH,
+  C_ROUTE, C_REASON, C_COUNT, C_DEVICE,
+  C_N_REQUIRED,
+  C_ENTRY_CLASS = C_N_REQUIRED, C_GPU_UUID,
+  C_ALIGN_A, C_ALIGN_B, C_ALIGN_C, C_ALIGN_D, C_ALIGN_LDA, C_ALIGN_LDB, C_ALIGN_LDC,
+  C_ALIGN_LDD,
+  C_N_COLS
+};
+static const char *const col_names[C_N_COLS] = {
+  "pid", "entry", "a_type", "b_type", "c_type", "compute", "layout", "epilogue", "m", "n", "k",
+  "batch", "route", "reason", "count", "device",
+  "entry_class", "gpu_uuid",
+  "align_a", "align_b", "align_c", "align_d", "align_lda", "align_ldb", "align_ldc", "align_ldd",
+};
+
+#define LOG_MAGIC "# gemmshim log v"
+
+typedef struct reader {
+  rs_summary *s;
+  const char *source;
+  int line;
+  char *err;
+  int have_header;
+  int n_fields;         /* in the header */
+  int col[C_N_COLS];    /* field index of each column, -1 when absent */
+  char *header;         /* the header line's text, to skip its repeats */
+  int version_line;     /* a "# gemmshim log vN" line was read */
+} reader;
+
+__attribute__((format(printf, 2, 3))) static int complain(reader *r, const char *fmt, ...)
+{
+  int n = snprintf(r->err, RS_ERR_LEN, "%s:%d: ", r->source, r->line);
+  if (n < 0 || n >= RS_ERR_LEN) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->err + n, RS_ERR_LEN - (size_t)n, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* ---- sets: distinct rows and pids ------------------------------------- */
+
+static uint64_t fnv(const char *p)
+{
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *p; p++) {
+    h ^= (unsigned char)*p;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+/* Adds a copy of key unless it is there; returns 1 when added, 0 when
+ * there, -1 when out of memory. Kept at most half full. */
+static int row_set_add(rs_summary *s, const char *key)
+{
+  if (2 * (s->distinct + 1) > s->row_slots) {
+    size_t n = s->row_slots ? 2 * s->row_slots : 64;
+    char **grown = calloc(n, sizeof *grown);
+    if (!grown) return -1;
+    for (size_t i = 0; i < s->row_slots; i++) {
+      if (!s->row_set[i]) continue;
+      size_t j = fnv(s->row_set[i]) & (n - 1);
+      while (grown[j]) j = (j + 1) & (n - 1);
+      grown[j] = s->row_set[i];
+    }
+    free(s->row_set);
+    s->row_set = grown;
+    s->row_slots = n;
+  }
+  size_t j = fnv(key) & (s->row_slots - 1);
+  for (; s->row_set[j]; j = (j + 1) & (s->row_slots - 1))
+    if (!strcmp(s->row_set[j], key)) return 0;
+  if (!(s->row_set[j] = strdup(key))) return -1;
+  s->distinct++;
+  return 1;
+}
+
+static int pid_set_add(rs_summary *s, long long pid)
+{
+  if (2 * (s->processes + 1) > s->pid_slots) {
+    size_t n = s->pid_slots ? 2 * s->pid_slots : 16;
+    long long *grown = calloc(n, sizeof *grown);
+    if (!grown) return -1;
+    for (size_t i = 0; i < s->pid_slots; i++) {
+      if (!s->pid_set[i]) continue;
+      size_t j = (size_t)s->pid_set[i] & (n - 1);
+      while (grown[j]) j = (j + 1) & (n - 1);
+      grown[j] = s->pid_set[i];
+    }
+    free(s->pid_set);
+    s->pid_set = grown;
+    s->pid_slots = n;
+  }
+  size_t j = (size_t)(pid + 1) & (s->pid_slots - 1);
+  for (; s->pid_set[j]; j = (j + 1) & (s->pid_slots - 1))
+    if (s->pid_set[j] == pid + 1) return 0;
+  s->pid_set[j] = pid + 1;
+  s->processes++;
+  return 1;
+}
+
+static int route_add(rs_summary *s, const char *name, unsigned long long calls, double flops)
+{
+  for (size_t i = 0; i < s->n_routes; i++)
+    if (!strcmp(s->routes[i].name, name)) {
+      s->routes[i].calls += calls;
+      s->routes[i].flops += flops;
+      return 0;
+    }
+  if (s->n_routes == s->routes_cap) {
+    size_t cap = s->routes_cap ? 2 * s->routes_cap : 8;
+    rs_route *grown = realloc(s->routes, cap * sizeof *grown);
+    if (!grown) return -1;
+    s->routes = grown;
+    s->routes_cap = cap;
+  }
+  rs_route *r = &s->routes[s->n_routes++];
+  snprintf(r->name, sizeof r->name, "%s", name);
+  r->calls = calls;
+  r->flops = flops;
+  return 0;
+}
+
+void rs_init(rs_summary *s)
+{
+  memset(s, 0, sizeof *s);
+}
+
+void rs_free(rs_summary *s)
+{
+  for (size_t i = 0; i < s->row_slots; i++) free(s->row_set[i]);
+  free(s->row_set);
+  free(s->pid_set);
+  free(s->routes);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- fields ----------------------------------------------------------- */
+
+/* Split a line at commas, in place. A field may be quoted ("a,b", with ""
+ * for a quote): the log does not quote today, but a GPU name may one day
+ * need it. Returns the number of fields, or -1 for a quote left open. */
+static int split(char *line, char **f, int max)
+{
+  int n = 0;
+  char *p = line;
+  for (;;) {
+    char *start = p, *out = p;
+    if (*p == '"') {
+      p++;
+      for (;;) {
+        if (!*p) return -1;
+        if (*p == '"' && p[1] == '"') { *out++ = '"'; p += 2; continue; }
+        if (*p == '"') { p++; break; }
+        *out++ = *p++;
+      }
+      if (*p && *p != ',') return -1;
+    } else {
+      while (*p && *p != ',') p++;
+      out = p;
+    }
+    int last = !*p;
+    *out = '\0';
+    if (n < max) f[n] = start;
+    n++;
+    if (last) break;
+    p++;
+  }
+  return n;
+}
+
+static int get_int(reader *r, const char *s, const char *name, long long min, long long *out)
+{
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (!s[0] || *end || errno) return complain(r, "%s: '%.40s' is not an integer", name, s);
+  if (v < min) return complain(r, "%s is %lld (at least %lld)", name, v, min);
+  *out = v;
+  return 0;
+}
+
+/* align_*: a power of two in bytes, or '-', empty or 0 for not given.
+ * Gives the smaller of *align and the value, at most 16. */
+static int get_align(reader *r, const char *s, const char *name, int *align)
+{
+  if (!s[0] || !strcmp(s, "-") || !strcmp(s, "0")) return 0;
+  long long v;
+  if (get_int(r, s, name, 1, &v)) return -1;
+  if (v & (v - 1)) return complain(r, "%s is %lld (a power of two, in bytes)", name, v);
+  if (v < *align) *align = (int)v;
+  return 0;
+}
+
+/* ---- lines ------------------------------------------------------------ */
+
+static int is_header(char **f, int n)
+{
+  int pid = 0, count = 0;
+  for (int i = 0; i < n; i++) {
+    pid |= !strcmp(f[i], "pid");
+    count |= !strcmp(f[i], "count");
+  }
+  return pid && count;
+}
+
+static int header_line(reader *r, char **f, int n, const char *text)
+{
+  for (int c = 0; c < C_N_COLS; c++) r->col[c] = -1;
+  for (int i = 0; i < n; i++)
+    for (int c = 0; c < C_N_COLS; c++)
+      if (r->col[c] < 0 && !strcmp(f[i], col_names[c])) r->col[c] = i;
+  for (int c = 0; c < C_N_REQUIRED; c++)
+    if (r->col[c] < 0) return complain(r, "the header has no column '%s'", col_names[c]);
+  free(r->header);
+  if (!(r->header = strdup(text))) return complain(r, "out of memory");
+  r->have_header = 1;
+  r->n_fields = n;
+  if (!r->version_line && r->s->version < 1) r->s->version = 1;  /* v1 had no "#" line */
+  return 0;
+}
+
+/* Why the first line is not a call log's header, in words. */
+static int not_a_log(reader *r, char **f)
+{
+  if (!strcmp(f[0], "time_s"))
+    return complain(r, "this is the A/B CSV (GEMMSHIM_AB_LOG), not the call log (GEMMSHIM_LOG)");
+  if (!strcmp(f[0], "Validator") || !strcmp(f[0], "entry"))
+    return complain(r, "this is a route table (GEMMSHIM_TABLE), not the call log (GEMMSHIM_LOG)");
+  return complain(r, "no header line (pid,entry,...): not a call log (GEMMSHIM_LOG)");
+}
+
+/* The entry class of a v1 row, which has no column for it: from the name
+ * of the entry point. */
+static int class_of_entry(const char *entry)
+{
+  if (!strncmp(entry, "cublasLt", 8)) return GS_EC_LT;
+  if (strstr(entry, "Batched")) return GS_EC_BATCHED;
+  return GS_EC_GEMM;
+}
+
+/* The table's time for a row served by route; adds to the estimate when
+ * the row for its key names the same route and gives a time. */
+static void estimate(reader *r, char **f, const long long dims[4], int entry_class, int align,
+                     const char *route, long long count)
+{
+  rs_summary *s = r->s;
+  if (!s->table_for || entry_class < 0) return;
+  const char *uuid = r->col[C_GPU_UUID] >= 0 ? f[r->col[C_GPU_UUID]] : "";
+  const gs_route_table *t = s->table_for(uuid, s->table_ctx);
+  if (!t) return;
+  gs_rt_key k;
+  memset(&k, 0, sizeof k);
+  int a, b, c, compute, epilogue;
+  /* a name this build does not know: no row can hold it */
+  if (gs_dtype_from_name(f[r->col[C_A]], &a) || gs_dtype_from_name(f[r->col[C_B]], &b) ||
+      gs_dtype_from_name(f[r->col[C_C]], &c) ||
+      gs_compute_from_name(f[r->col[C_COMPUTE]], &compute) ||
+      gs_epilogue_from_name(f[r->col[C_EPILOGUE]], &epilogue) ||
+      strlen(f[r->col[C_LAYOUT]]) >= sizeof k.layout)
+    return;
+  k.entry_class = entry_class;
+  k.a_type = a;
+  k.b_type = b;
+  k.c_type = c;
+  k.compute = compute;
+  k.epilogue = epilogue;
+  k.align = align;
+  strcpy(k.layout, f[r->col[C_LAYOUT]]);
+  k.m = dims[0];
+  k.n = dims[1];
+  k.k = dims[2];
+  k.batch = dims[3];
+  const gs_rt_row *row = gs_rt_find(t, &k);
+  if (!row || strcmp(row->route, route) || !(row->time_us > 0)) return;
+  s->saved_us += (double)count * row->time_us * (row->ratio - 1);
+  s->estimated_calls += (unsigned long long)count;
+}
+
+/* The row's text less the pid and the count: what makes calls distinct. */
+static int distinct_key(reader *r, char **f, int n, char *buf, size_t len)
+{
+  size_t used = 0;
+  for (int i = 0; i < n; i++) {
+    if (i == r->col[C_PID] || i == r->col[C_COUNT]) continue;
+    int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", f[i]);
+    if (w < 0 || (size_t)w >= len - used) return -1;
+    used += (size_t)w;
+  }
+  return 0;
+}
+
+static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_len)
+{
+  rs_summary *s = r->s;
+  if (n != r->n_fields) return complain(r, "%d fields, the header has %d", n, r->n_fields);
+#define F(c) (f[r->col[c]])
+  long long pid, count, device, dims[4];
+  if (get_int(r, F(C_PID), "pid", 0, &pid) || get_int(r, F(C_COUNT), "count", 0, &count) ||
+      get_int(r, F(C_DEVICE), "device", -1, &device))
+    return -1;
+  static const int dim_cols[4] = { C_M, C_N, C_K, C_BATCH };
+  for (int i = 0; i < 4; i++)
+    if (get_int(r, F(dim_cols[i]), col_names[dim_cols[i]], -1, &dims[i])) return -1;
+  const char *entry = F(C_ENTRY), *route = F(C_ROUTE), *reason = F(C_REASON);
+  static const int named[] = { C_ENTRY, C_A, C_B, C_C, C_COMPUTE, C_LAYOUT, C_EPILOGUE,
+                               C_ROUTE, C_REASON };
+  for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+    if (!F(named[i])[0]) return complain(r, "%s is empty", col_names[named[i]]);
+  if (strlen(route) >= RS_NAME_LEN) return complain(r, "route: '%.40s...' is too long", route);
+  int other = !strcmp(entry, "(other)");
+  int bad_args = !strcmp(reason, "bad_args");
+  /* negative sizes mark a shape the shim could not know, nothing else */
+  for (int i = 0; i < 4; i++)
+    if (dims[i] < 0 && !other && !bad_args)
+      return complain(r, "%s is %lld in a row that is neither (other) nor bad_args",
+                      col_names[dim_cols[i]], dims[i]);
+  int entry_class = -1;
+  if (r->col[C_ENTRY_CLASS] >= 0) {
+    const char *ec = F(C_ENTRY_CLASS);
+    entry_class = gs_rt_entry_class_from_name(ec);
+    if (entry_class < 0 && strcmp(ec, "-"))
+      return complain(r, "entry_class: '%.40s' is not gemm, gemm_batched, lt or -", ec);
+  } else if (!other) {
+    entry_class = class_of_entry(entry);
+  }
+  /* The alignment class; a v1 log does not say: taken as 16, which every
+   * kernel of this build needs to serve a call. */
+  int align = 16;
+  for (int c = C_ALIGN_A; c <= C_ALIGN_LDD && !other; c++)   /* (other): -1, unknown */
+    if (r->col[c] >= 0 && get_align(r, F(c), col_names[c], &align)) return -1;
+#undef F
+
+  unsigned long long calls = (unsigned long long)count;
+  s->calls += calls;
+  if (pid_set_add(s, pid) < 0) return complain(r, "out of memory");
+  if (other) {
+    s->unknown_calls += calls;
+    return 0;
+  }
+  if (distinct_key(r, f, n, scratch, scratch_len)) return complain(r, "the row is too long");
+  if (row_set_add(s, scratch) < 0) return complain(r, "out of memory");
+  if (bad_args) {
+    s->bad_args_calls += calls;
+    return 0;
+  }
+  /* double: 2*m*n*k*batch*count overflows 64-bit integers on real logs */
+  double flops = 2.0 * (double)dims[0] * (double)dims[1] * (double)dims[2] * (double)dims[3] *
+                 (double)count;
+  s->flops += flops;
+  /* whose result the caller got: ours for these reasons (an A/B sample
+   * that could not be compared was still served by ours), else cuBLAS's */
+  int ours = !strcmp(reason, "routed") || !strcmp(reason, "ab_compared") ||
+             !strncmp(reason, "ab_skipped_", 11);
+  int failed = !strcmp(reason, "kernel_failed");   /* ours ran, and failed */
+  if (route_add(s, ours || failed ? route : "cublas", calls, flops))
+    return complain(r, "out of memory");
+  if (ours) estimate(r, f, dims, entry_class, align, route, count);
+  return 0;
+}
+
+/* A "#" line: the version line, or a comment. */
+static int comment_line(reader *r, const char *text)
+{
+  if (strncmp(text, LOG_MAGIC, strlen(LOG_MAGIC))) return 0;
+  long long v;
+  if (get_int(r, text + strlen(LOG_MAGIC), "the log version", 1, &v)) return -1;
+  if (v > r->s->version) r->s->version = (int)v;
+  r->version_line = 1;
+  return 0;
+}
+
+int rs_load_text(rs_summary *s, const char *text, size_t len, const char *source,
+                 long long skip, char err[RS_ERR_LEN])
+{
+  reader r = { .s = s, .source = source, .err = err };
+  err[0] = '\0';
+  char *buf = malloc(len + 1);
+  char **f = malloc(MAX_FIELDS * sizeof *f);
+  char *scratch = malloc(len + 1);
+  int rc = 0;
+  if (!buf || !f || !scratch) {
+    snprintf(err, RS_ERR_LEN, "%s: out of memory", source);
+    rc = -1;
+    goto out;
+  }
+  memcpy(buf, text, len);
+  buf[len] = '\0';
+  size_t at = 0;
+  while (rc == 0 && at < len) {
+    char *line = buf + at;
+    size_t start = at;
+    char *nl = memchr(line, '\n', len - at);
+    at = nl ? (size_t)(nl - buf) + 1 : len;
+    if (nl) *nl = '\0';
+    r.line++;
+    size_t n = strlen(line);
+    if (n != (at - start) - (nl != NULL)) {
+      rc = complain(&r, "a NUL byte: not a text file");
+      break;
+    }
+    if (n && line[n - 1] == '\r') line[--n] = '\0';
+    if (!n) continue;
+    if (line[0] == '#') { rc = comment_line(&r, line); continue; }
+    /* a repeat of the header: another block, or files put together */
+    if (r.have_header && !strcmp(line, r.header)) continue;
+    char *saved = strdup(line);   /* split cuts the line up; a header is kept whole */
+    if (!saved) { rc = complain(&r, "out of memory"); break; }
+    int nf = split(line, f, MAX_FIELDS);
+    if (nf < 0) rc = complain(&r, "a quote is not closed");
+    else if (nf > MAX_FIELDS) rc = complain(&r, "%d fields: too many", nf);
+    else if (is_header(f, nf)) rc = header_line(&r, f, nf, saved);
+    else if (!r.have_header) rc = not_a_log(&r, f);
+    else if ((long long)start >= skip) rc = row_line(&r, f, nf, scratch, len + 1);
+    free(saved);
+  }
+  if (rc == 0 && r.version_line && !r.have_header) {
+    r.line++;
+    rc = complain(&r, "no header line after the version line (the log is cut short)");
+  }
+  if (rc == 0) s->files++;
+out:
+  free(r.header);
+  free(scratch);
+  free(f);
+  free(buf);
+  return rc;
+}
+
+int rs_load(rs_summary *s, const char *path, long long skip, char err[RS_ERR_LEN])
+{
+  FILE *in = fopen(path, "rb");
+  if (!in) {
+    snprintf(err, RS_ERR_LEN, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 1 << 16, len = 0;
+  char *text = malloc(cap);
+  while (text) {
+    len += fread(text + len, 1, cap - len, in);
+    if (len < cap) break;
+    char *more = realloc(text, cap * 2);
+    if (!more) { free(text); text = NULL; break; }
+    text = more;
+    cap *= 2;
+  }
+  int failed = ferror(in);
+  int saved_errno = errno;
+  fclose(in);
+  if (!text || failed) {
+    snprintf(err, RS_ERR_LEN, "%s: %s", path, text ? strerror(saved_errno) : "out of memory");
+    free(text);
+    return -1;
+  }
+  int rc = rs_load_text(s, text, len, path, skip, err);
+  free(text);
+  return rc;
+}
+
+/* ---- what is said ----------------------------------------------------- */
+
+double rs_share(const rs_summary *s, const char *route)
+{
+  if (!(s->flops > 0)) return 0;
+  for (size_t i = 0; i < s->n_routes; i++)
+    if (!strcmp(s->routes[i].name, route)) return s->routes[i].flops / s->flops;
+  return 0;
+}
+
+static int by_flops(const void *a, const void *b)
+{
+  const rs_route *x = a, *y = b;
+  if (x->flops != y->flops) return x->flops < y->flops ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+static const char *duration(double us, char *buf, size_t len)
+{
+  double a = us < 0 ? -us : us;
+  if (a < 1e3) snprintf(buf, len, "%.1f us", a);
+  else if (a < 1e6) snprintf(buf, len, "%.2f ms", a / 1e3);
+  else snprintf(buf, len, "%.2f s", a / 1e6);
+  return buf;
+}
+
+static const char *plural(unsigned long long n) { return n == 1 ? "" : "s"; }
+
+void rs_write_run(const rs_summary *s, FILE *out)
+{
+  if (!s->calls) {
+    fputs("gemmshim: no GEMM call seen\n", out);
+    return;
+  }
+  fprintf(out, "gemmshim: %llu GEMM call%s", s->calls, plural(s->calls));
+  if (s->processes > 1) fprintf(out, " in %zu processes", s->processes);
+  if (s->unknown_calls) fprintf(out, " (%llu of unknown shape)", s->unknown_calls);
+  if (!(s->flops > 0)) {
+    fputs("; none of a known shape\n", out);
+  } else {
+    rs_route *sorted = malloc(s->n_routes * sizeof *sorted);
+    const rs_route *list = s->routes;
+    if (sorted) {
+      memcpy(sorted, s->routes, s->n_routes * sizeof *sorted);
+      qsort(sorted, s->n_routes, sizeof *sorted, by_flops);
+      list = sorted;
+    }
+    fputs("; share of GEMM FLOPs:", out);
+    for (size_t i = 0; i < s->n_routes; i++) {
+      double pct = 100 * list[i].flops / s->flops;
+      if (pct > 0 && pct < 0.05) fprintf(out, "%s %s <0.1%%", i ? "," : "", list[i].name);
+      else fprintf(out, "%s %s %.1f%%", i ? "," : "", list[i].name, pct);
+    }
+    fputc('\n', out);
+    free(sorted);
+  }
+  if (s->estimated_calls) {
+    char buf[32];
+    fprintf(out, "gemmshim: estimated time %s: %s over %llu routed call%s (the route table's times)\n",
+            s->saved_us < 0 ? "lost" : "saved", duration(s->saved_us, buf, sizeof buf),
+            s->estimated_calls, plural(s->estimated_calls));
+  }
+}
+
+void rs_write_record(const rs_summary *s, const char *path, const char *cmd, FILE *out)
+{
+  if (!s->calls) {
+    fprintf(out, "gemmshim: %s made no GEMM call: nothing recorded (%s is empty)\n", cmd, path);
+    return;
+  }
+  fprintf(out, "gemmshim: recorded %zu distinct call%s (%llu call%s) in %s\n", s->distinct,
+          plural(s->distinct), s->calls, plural(s->calls), path);
+  if (s->unknown_calls)
+    fprintf(out,
+            "gemmshim: %llu of those calls are in (other) rows: a thread made more distinct "
+            "calls than the log keeps, their shapes are not recorded\n",
+            s->unknown_calls);
+}
