@@ -149,14 +149,18 @@ static void fill_identity(int dev, int major, int minor, int sms)
     (void)cudaGetLastError();
     snprintf(id->compute_capability, sizeof id->compute_capability, "%d.%d", major, minor);
     snprintf(id->sm_count, sizeof id->sm_count, "%d", sms);
-    if (atomic_load(&cublas_version_set))
-      snprintf(id->cublas_version, sizeof id->cublas_version, "%s", cublas_version);
+    /* cublas_version stays "": gs_gpu_cublas_version has it, once known */
     snprintf(id->shim_version, sizeof id->shim_version, "%s", PACKAGE_VERSION);
     gs_rt_kernel_table_hash(gs_variants, gs_n_variants, id->kernel_table);
     read_nvml(dev, id);
     atomic_store_explicit(&identities[dev].known, 1, memory_order_release);
   }
   pthread_mutex_unlock(&identity_lock);
+}
+
+const char *gs_gpu_cublas_version(void)
+{
+  return atomic_load(&cublas_version_set) ? cublas_version : "";
 }
 
 const gs_rt_identity *gs_gpu_identity(int dev)

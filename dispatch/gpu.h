@@ -25,15 +25,19 @@ int gs_gpu_place_stream(void *stream, gs_gpu_place *out);
 
 /* What the route table's validators and the log need to know about a
  * device (its name, UUID, compute capability, SM count, driver, power
- * limit; the cuBLAS, shim and kernel-table fields filled in), read once,
+ * limit; the shim and kernel-table fields filled in), read once,
  * on the first call placed there. NULL while it is not known (no call
  * placed on the device yet). Lock-free and async-signal-safe: the log
  * reads it from a signal handler. */
 const gs_rt_identity *gs_gpu_identity(int device);
 
 /* The version of the real cuBLAS in use ("13.1.0"), from interpose/ once it
- * has found the library; the first one given is kept. */
+ * has found the library; the first one given is kept. gs_gpu_identity's
+ * cublas_version is "": a device may be placed before the library is found
+ * (a check that waits for our kernels), so the validators ask for it when
+ * they compare, "" while unknown. */
 void gs_gpu_set_cublas_version(const char *version);
+const char *gs_gpu_cublas_version(void);
 
 /* Nonzero when the stream is capturing a CUDA graph (or the query fails,
  * as it does on the legacy stream while another thread captures in global

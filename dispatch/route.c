@@ -122,8 +122,12 @@ gs_decision gs_route(gs_gemm *g)
     }
     if (r == GS_R_ROUTED) r = state_checks(g, &gs_routes[i]);
     if (r == GS_R_ROUTED) r = gpu_checks(g, v, &place, &placed);
-    /* the table of the device the call runs on, its validators checked */
-    if (r == GS_R_ROUTED && !forced(v)) r = gs_tables_decide(place.device, key_of(g, &lk), v);
+    /* the table of the device the call runs on, its validators checked
+     * (chosen, and said, on the first such call even when forced) */
+    if (r == GS_R_ROUTED) {
+      if (forced(v)) (void)gs_tables_for_device(place.device);
+      else r = gs_tables_decide(place.device, key_of(g, &lk), v);
+    }
     /* a kernel serves only a call described from the library itself */
     if (r == GS_R_ROUTED && g->revalidate && g->revalidate(g) != 0) r = GS_R_STATE_UNREADABLE;
     if (r == GS_R_ROUTED) {

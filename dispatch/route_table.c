@@ -21,10 +21,15 @@ int gs_rt_align_of(uint64_t v)
 
 static int min_align(int a, uint64_t v) { int b = gs_rt_align_of(v); return b < a ? b : a; }
 
+int gs_rt_entry_class_of(const gs_gemm *g)
+{
+  return g->is_lt ? GS_EC_LT : g->is_batched_api ? GS_EC_BATCHED : GS_EC_GEMM;
+}
+
 void gs_rt_key_of(const gs_gemm *g, gs_rt_key *out)
 {
   memset(out, 0, sizeof *out);
-  out->entry_class = g->is_lt ? GS_EC_LT : g->is_batched_api ? GS_EC_BATCHED : GS_EC_GEMM;
+  out->entry_class = gs_rt_entry_class_of(g);
   out->a_type = g->a_type;
   out->b_type = g->b_type;
   out->c_type = g->c_type;

@@ -46,6 +46,9 @@ typedef struct gs_rt_key {
  * bytes. */
 void gs_rt_key_of(const gs_gemm *g, gs_rt_key *out);
 
+/* How a call came in (GS_EC_*). */
+int gs_rt_entry_class_of(const gs_gemm *g);
+
 /* An entry class's name ("gemm", "gemm_batched", "lt"; "-" for others),
  * and the class a name stands for (-1 when none). */
 const char *gs_rt_entry_class_name(int entry_class);

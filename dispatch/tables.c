@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,6 +90,49 @@ static void load_all(void)
 
 static void ensure_loaded(void) { pthread_once(&load_once, load_all); }
 
+/* ---- verdicts, remembered per thread ---------------------------------- */
+
+/* A table lookup walks the ranged rows, and every kernel of a call's class
+ * asks: each thread keeps its recent verdicts, so a program's repeated
+ * calls cost one key comparison. Tables never change once loaded; a reset
+ * (tests) moves the generation on, which empties every cache. */
+#define VERDICTS 32u   /* per thread, direct-mapped (power of two) */
+
+typedef struct verdict_slot {
+  gs_rt_key k;
+  const gs_variant *v;
+  int device;            /* -1: the precheck over every candidate */
+  unsigned generation;   /* 0: empty */
+  gs_reason r;
+} verdict_slot;
+
+static __thread verdict_slot verdicts[VERDICTS];
+static atomic_uint generation = 1;
+
+static verdict_slot *slot_for(const gs_rt_key *k, const gs_variant *v, int device)
+{
+  uint64_t h = (uint64_t)k->m * 0x9e3779b97f4a7c15ull ^ (uint64_t)k->n * 0xc2b2ae3d27d4eb4full ^
+               (uint64_t)k->k * 0x165667b19e3779f9ull ^ (uint64_t)(uintptr_t)v ^
+               (uint64_t)(k->a_type + 31 * k->layout[0] + 61 * k->layout[1] + 7 * device);
+  return &verdicts[(h ^ h >> 29) & (VERDICTS - 1)];
+}
+
+static int remembered(const verdict_slot *s, const gs_rt_key *k, const gs_variant *v, int device,
+                      unsigned gen)
+{
+  return s->generation == gen && s->v == v && s->device == device && !memcmp(&s->k, k, sizeof *k);
+}
+
+static void remember(verdict_slot *s, const gs_rt_key *k, const gs_variant *v, int device,
+                     unsigned gen, gs_reason r)
+{
+  s->k = *k;
+  s->v = v;
+  s->device = device;
+  s->generation = gen;
+  s->r = r;
+}
+
 /* One table's verdict on a key for kernel v. */
 static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v)
 {
@@ -105,19 +149,36 @@ static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_v
 gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v)
 {
   ensure_loaded();
+  unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+  verdict_slot *slot = slot_for(k, v, -1);
+  if (remembered(slot, k, v, -1, gen)) return slot->r;
   gs_reason best = GS_R_NOT_TUNED;
-  for (size_t i = 0; i < n_cands; i++) {
+  for (size_t i = 0; i < n_cands && best != GS_R_ROUTED; i++) {
     gs_reason r = verdict(cands[i].t, k, v);
-    if (r == GS_R_ROUTED) return r;
-    if (r > best) best = r;
+    if (r == GS_R_ROUTED || r > best) best = r;
   }
+  remember(slot, k, v, -1, gen, best);
   return best;
+}
+
+/* GEMMSHIM_VERBOSE: the table chosen, and this GPU's values as a table's
+ * validator lines (to write or check a table by hand). */
+static void say_identity(int dev, const gs_rt_identity *id, const char *source)
+{
+  fprintf(stderr, "gemmshim: device %d (%s): route table %s\n", dev, id->uuid,
+          source ? source : "none");
+  for (int v = 0; v < GS_V_COUNT; v++)
+    fprintf(stderr, "gemmshim: device %d: Validator,%s,%s\n", dev, gs_rt_validator_name(v),
+            gs_rt_identity_value(id, v));
 }
 
 static void choose(int dev)
 {
-  const gs_rt_identity *id = gs_gpu_identity(dev);
-  if (!id) return;   /* asked again on the next call */
+  const gs_rt_identity *known = gs_gpu_identity(dev);
+  if (!known) return;   /* asked again on the next call */
+  gs_rt_identity here = *known;
+  snprintf(here.cublas_version, sizeof here.cublas_version, "%s", gs_gpu_cublas_version());
+  const gs_rt_identity *id = &here;
   pthread_mutex_lock(&choose_lock);
   if (atomic_load_explicit(&devs[dev].chosen, memory_order_relaxed)) {
     pthread_mutex_unlock(&choose_lock);
@@ -134,6 +195,7 @@ static void choose(int dev)
   }
   devs[dev].t = NULL;
   devs[dev].none_reason = GS_R_NOT_TUNED;
+  if (gs_config()->verbose) say_identity(dev, id, c ? c->t->source : NULL);
   if (c) {
     char why[512], soft[512];
     if (gs_rt_validate(c->t, id, why, sizeof why, soft, sizeof soft) == 0) {
@@ -169,11 +231,17 @@ gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v)
                    atomic_load_explicit(&devs[dev].chosen, memory_order_acquire)
                ? devs[dev].none_reason
                : GS_R_NOT_TUNED;
-  return verdict(t, k, v);
+  unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+  verdict_slot *slot = slot_for(k, v, dev);
+  if (remembered(slot, k, v, dev, gen)) return slot->r;
+  gs_reason r = verdict(t, k, v);
+  remember(slot, k, v, dev, gen, r);
+  return r;
 }
 
 void gs_tables_reset(void)
 {
+  atomic_fetch_add(&generation, 1);
   for (size_t i = 0; i < n_cands; i++) gs_rt_free(cands[i].t);
   memset(cands, 0, sizeof cands);
   n_cands = 0;

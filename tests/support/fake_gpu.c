@@ -39,3 +39,5 @@ int gs_gpu_stream_capturing(void *stream)
 }
 
 void gs_gpu_set_cublas_version(const char *version) { (void)version; }
+
+const char *gs_gpu_cublas_version(void) { return fake_identity.cublas_version; }
