@@ -131,6 +131,41 @@ static void read_nvml(int dev, gs_rt_identity *id)
   dlclose(lib);
 }
 
+/* The device's UUID; under MIG the instance's own, so that each instance
+ * has its route table: the driver's cuDeviceGetUuid_v2 gives it, the first
+ * version the whole GPU's, and where the two differ the device is a MIG
+ * instance. Without the driver's functions, the runtime's. */
+typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
+typedef CUresult (*device_get_fn)(CUdevice *, int);
+
+static void *driver_fn(const char *name, unsigned version)
+{
+  void *fn = NULL;
+  enum cudaDriverEntryPointQueryResult q;
+  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    fn = NULL;
+  return fn;
+}
+
+static void device_uuid(int dev, const unsigned char runtime_uuid[16], char out[48])
+{
+  device_get_fn get = (device_get_fn)driver_fn("cuDeviceGet", 12000);
+  uuid_fn v2 = (uuid_fn)driver_fn("cuDeviceGetUuid", 11040);
+  uuid_fn v1 = (uuid_fn)driver_fn("cuDeviceGetUuid", 11000);
+  CUdevice d;
+  CUuuid own, whole;
+  int have2 = get && v2 && get(&d, dev) == CUDA_SUCCESS && v2(&own, d) == CUDA_SUCCESS;
+  int have1 = have2 && v1 && v1 != v2 && v1(&whole, d) == CUDA_SUCCESS;
+  (void)cudaGetLastError();
+  if (!have2) {
+    gs_rt_format_uuid(runtime_uuid, 0, out);
+    return;
+  }
+  gs_rt_format_uuid((const unsigned char *)own.bytes,
+                    have1 && memcmp(own.bytes, whole.bytes, sizeof own.bytes) != 0, out);
+}
+
 static void fill_identity(int dev, int major, int minor, int sms)
 {
   pthread_mutex_lock(&identity_lock);
@@ -140,11 +175,7 @@ static void fill_identity(int dev, int major, int minor, int sms)
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
       snprintf(id->gpu_name, sizeof id->gpu_name, "%.*s", (int)sizeof id->gpu_name - 1, p.name);
-      const unsigned char *u = (const unsigned char *)p.uuid.bytes;
-      snprintf(id->uuid, sizeof id->uuid,
-               "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-               u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
-               u[14], u[15]);
+      device_uuid(dev, (const unsigned char *)p.uuid.bytes, id->uuid);
     }
     (void)cudaGetLastError();
     snprintf(id->compute_capability, sizeof id->compute_capability, "%d.%d", major, minor);

@@ -21,6 +21,13 @@ int gs_rt_align_of(uint64_t v)
 
 static int min_align(int a, uint64_t v) { int b = gs_rt_align_of(v); return b < a ? b : a; }
 
+void gs_rt_format_uuid(const unsigned char u[16], int mig, char out[48])
+{
+  snprintf(out, 48, "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           mig ? "MIG" : "GPU", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+           u[11], u[12], u[13], u[14], u[15]);
+}
+
 int gs_rt_entry_class_of(const gs_gemm *g)
 {
   return g->is_lt ? GS_EC_LT : g->is_batched_api ? GS_EC_BATCHED : GS_EC_GEMM;

@@ -69,8 +69,12 @@ typedef struct gs_rt_identity {
   char kernel_table[32];         /* gs_rt_kernel_table_hash, 16 hex digits */
   char driver_version[32];       /* "580.159.04" (NVML) */
   char power_limit_w[16];        /* "700" (NVML's enforced limit) */
-  char uuid[48];                 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
+  char uuid[48];                 /* gs_rt_format_uuid: "GPU-..." or, under MIG, "MIG-..." */
 } gs_rt_identity;
+
+/* A device's UUID as nvidia-smi writes it: "GPU-xxxxxxxx-xxxx-xxxx-xxxx-
+ * xxxxxxxxxxxx", or "MIG-..." for a MIG instance's own. */
+void gs_rt_format_uuid(const unsigned char uuid[16], int mig, char out[48]);
 
 /* The validator keys, hard first. */
 typedef enum gs_rt_validator {

@@ -384,9 +384,24 @@ static void test_load_a_file(void **s)
   unlink(path);
 }
 
+/* As nvidia-smi writes them; a MIG instance's has its own prefix, so its
+ * cache file is not the whole GPU's. */
+static void test_uuid_names(void **s)
+{
+  (void)s;
+  unsigned char u[16];
+  for (int i = 0; i < 16; i++) u[i] = (unsigned char)(0xf0 + i - 8 * (i & 1));
+  char out[48];
+  gs_rt_format_uuid(u, 0, out);
+  assert_string_equal(out, "GPU-f0e9f2eb-f4ed-f6ef-f8f1-faf3fcf5fef7");
+  gs_rt_format_uuid(u, 1, out);
+  assert_string_equal(out, "MIG-f0e9f2eb-f4ed-f6ef-f8f1-faf3fcf5fef7");
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_uuid_names),
     cmocka_unit_test(test_a_table_parses),
     cmocka_unit_test(test_malformed_lines_are_named_and_ignored),
     cmocka_unit_test(test_a_header_without_a_column_reads_no_row),
