@@ -99,6 +99,14 @@ static void write_file(char *path, const char *text)
   close(fd);
 }
 
+static void write_file_at(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
 /* GEMMSHIM_TABLE names the table, read at the next call. */
 static void use_table(const char *path)
 {
@@ -553,6 +561,42 @@ static void test_table_cannot_bypass_the_rules(void **s)
   unlink(path);
 }
 
+/* torchrun: each rank's device has its own table; one process with two
+ * devices uses each device's file for that device's calls. */
+static void test_each_device_its_own_table(void **s)
+{
+  (void)s;
+  char dir[] = "/tmp/gs-cache-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const char uuid_a[] = "GPU-aaaaaaaa-0000-0000-0000-000000000000";
+  static const char uuid_b[] = "GPU-bbbbbbbb-0000-0000-0000-000000000000";
+  char a[256], b[256];
+  snprintf(a, sizeof a, "%s/routes-%s.csv", dir, uuid_a);
+  snprintf(b, sizeof b, "%s/routes-%s.csv", dir, uuid_b);
+  write_file_at(a, VALIDATORS HEADER "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,1.5\n");
+  write_file_at(b, VALIDATORS HEADER "gemm,f32,f32,f32,-,TN,-,2048,2048,2048,1,16,f32_test,-,1.5\n");
+  setenv("GEMMSHIM_CACHE_DIR", dir, 1);
+  gs_config_reload();
+  gs_tables_reset();
+  gs_gemm nt = f32_call(); nt.trans_b = CUBLAS_OP_T;
+  gs_gemm tn = f32_call(); tn.trans_a = CUBLAS_OP_T;
+  fake_gpu.device = 0; fake_gpu.ctx_id = 100;
+  strcpy(fake_identity.uuid, uuid_a);
+  assert_int_equal(route(nt), GS_R_ROUTED);
+  assert_int_equal(route(tn), GS_R_NOT_TUNED);
+  fake_gpu.device = 1; fake_gpu.ctx_id = 101;
+  strcpy(fake_identity.uuid, uuid_b);
+  assert_int_equal(route(nt), GS_R_NOT_TUNED);
+  assert_int_equal(route(tn), GS_R_ROUTED);
+  fake_gpu.device = 0; fake_gpu.ctx_id = 100;   /* device 0's choice stands */
+  strcpy(fake_identity.uuid, uuid_a);
+  assert_int_equal(route(nt), GS_R_ROUTED);
+  strcpy(fake_identity.uuid, "GPU-00000000-1111-2222-3333-444444444444");
+  unlink(a);
+  unlink(b);
+  rmdir(dir);
+}
+
 /* Without GEMMSHIM_TABLE: the cache file named by the device's UUID, if
  * there is one, else the built-in table. */
 static void test_cache_file_by_uuid(void **s)
@@ -635,6 +679,7 @@ int main(void)
     cmocka_unit_test_setup(test_table_from_another_gpu_is_refused, setup),
     cmocka_unit_test_setup(test_table_cannot_bypass_the_rules, setup),
     cmocka_unit_test_setup(test_cache_file_by_uuid, setup),
+    cmocka_unit_test_setup(test_each_device_its_own_table, setup),
     cmocka_unit_test_setup(test_unreadable_table_routes_nothing, setup),
     cmocka_unit_test_setup(test_reason_names, setup),
   };
