@@ -327,6 +327,12 @@ else
   expect_rc 3
 fi
 
+# SIGCHLD ignored by whoever started gemmshim would reap CMD unseen.
+check "CMD's status with SIGCHLD ignored"
+(trap '' CHLD; "$GS" run -- sh -c 'exit 4' >"$T/out" 2>"$T/err"; echo $? >"$T/rc")
+rc=$(cat "$T/rc")
+expect_rc 4
+
 # SIGTERM is passed on to CMD, and gemmshim gives CMD's status.
 check "SIGTERM is passed on to CMD"
 if [ -n "$term_ignored" ]; then

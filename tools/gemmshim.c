@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run_summary.h"
@@ -294,32 +295,24 @@ static void warn_if_disabled(void)
 
 /* ---- running CMD ------------------------------------------------------ */
 
-static volatile sig_atomic_t child_pid;  /* 0 until forked */
-static volatile sig_atomic_t pending;    /* a signal that came before the fork */
-
-/* SIGTERM and SIGHUP are for CMD (torchrun's workers stop on SIGTERM, and
- * the shim writes their logs then): pass them on, and go on waiting. */
-static void forward(int sig)
-{
-  if (child_pid > 0) kill((pid_t)child_pid, sig);
-  else pending = sig;
-}
-
 /* Runs cmd; returns its status as a shell gives it (128+N for signal N).
  * *not_run is set when it could not be executed (said). While it runs,
- * SIGINT and SIGQUIT from the terminal reach CMD alone. */
+ * SIGINT and SIGQUIT from the terminal reach CMD alone, and SIGTERM and
+ * SIGHUP are passed on to it (torchrun's workers stop on SIGTERM, and the
+ * shim writes their logs then). Signals are taken synchronously
+ * (sigtimedwait), not in a handler: nothing is lost between the fork and
+ * the wait, and nothing runs at an arbitrary point. */
 static int run_child(char **cmd, int *not_run)
 {
   static const int ignored[] = { SIGINT, SIGQUIT };
   static const int forwarded[] = { SIGTERM, SIGHUP };
-  struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward };
-  struct sigaction old_ign[2], old_fwd[2];
+  struct sigaction ign = { .sa_handler = SIG_IGN };
+  struct sigaction old_ign[2];
   sigemptyset(&ign.sa_mask);
-  sigemptyset(&fwd.sa_mask);
-  fwd.sa_flags = SA_RESTART;
-  sigset_t block, old_mask;
-  sigemptyset(&block);
-  for (int i = 0; i < 2; i++) sigaddset(&block, forwarded[i]);
+  sigset_t wait_for, old_mask;
+  sigemptyset(&wait_for);
+  for (int i = 0; i < 2; i++) sigaddset(&wait_for, forwarded[i]);
+  sigaddset(&wait_for, SIGCHLD);
   *not_run = 0;
   /* a pipe that closes on exec: it carries errno back when exec fails */
   int pipefd[2];
@@ -328,18 +321,19 @@ static int run_child(char **cmd, int *not_run)
     fail("cannot start %s: %s", cmd[0], strerror(errno));
     return EXIT_CANNOT_RUN;
   }
-  /* blocked across the fork, so one that comes then waits for child_pid */
-  sigprocmask(SIG_BLOCK, &block, &old_mask);
+  /* blocked from here, so every one is waited for below (one ignored by
+   * whoever started us, nohup, is discarded as before, and CMD inherits
+   * that) */
+  sigprocmask(SIG_BLOCK, &wait_for, &old_mask);
   for (int i = 0; i < 2; i++) sigaction(ignored[i], &ign, &old_ign[i]);
-  for (int i = 0; i < 2; i++) {
-    sigaction(forwarded[i], NULL, &old_fwd[i]);
-    /* ignored by whoever started us (nohup): CMD inherits that as it is */
-    if (old_fwd[i].sa_handler != SIG_IGN) sigaction(forwarded[i], &fwd, NULL);
-  }
+  /* SIGCHLD ignored by whoever started us would reap CMD unseen */
+  struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGCHLD, &dfl, &old_chld);
   pid_t pid = fork();
   if (pid == 0) {
     for (int i = 0; i < 2; i++) sigaction(ignored[i], &old_ign[i], NULL);
-    for (int i = 0; i < 2; i++) sigaction(forwarded[i], &old_fwd[i], NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     close(pipefd[0]);
     execvp(cmd[0], cmd);
@@ -355,15 +349,18 @@ static int run_child(char **cmd, int *not_run)
     fail("cannot start %s: %s", cmd[0], strerror(fork_errno));
     status = EXIT_CANNOT_RUN;
   } else {
-    child_pid = pid;
-    if (pending) kill(pid, pending);
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int e;
     ssize_t got;
     while ((got = read(pipefd[0], &e, sizeof e)) < 0 && errno == EINTR) {}
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
-    child_pid = 0;
+    int ws = 0;
+    for (;;) {
+      pid_t w = waitpid(pid, &ws, WNOHANG);
+      if (w == pid || (w < 0 && errno != EINTR)) break;
+      /* SIGCHLD wakes us at CMD's end; the timeout is only a safety net */
+      struct timespec tick = { 1, 0 };
+      int sig = sigtimedwait(&wait_for, NULL, &tick);
+      if (sig == SIGTERM || sig == SIGHUP) kill(pid, sig);
+    }
     if (got == (ssize_t)sizeof e) {
       *not_run = 1;
       fail("%s: %s", cmd[0], strerror(e));
@@ -375,9 +372,9 @@ static int run_child(char **cmd, int *not_run)
     }
   }
   close(pipefd[0]);
+  sigaction(SIGCHLD, &old_chld, NULL);
   sigprocmask(SIG_SETMASK, &old_mask, NULL);
   for (int i = 0; i < 2; i++) sigaction(ignored[i], &old_ign[i], NULL);
-  for (int i = 0; i < 2; i++) sigaction(forwarded[i], &old_fwd[i], NULL);
   return status;
 }
 
