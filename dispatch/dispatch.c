@@ -61,15 +61,11 @@ int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
   return served;
 }
 
-void gs_dispatch_forwarded(const gs_gemm *g, const gs_decision *d)
+void gs_dispatch_forwarded(gs_gemm *g, const gs_decision *d)
 {
   /* The log is a record to replay: it needs the pointer and math mode
    * even of a call decided before the router read the handle's state. */
-  if (!g->state_loaded && g->load_state && gs_config()->log_path[0]) {
-    gs_gemm full = *g;
-    full.state_loaded = full.load_state(&full) == 0;
-    gs_tally_add(&full, d);
-    return;
-  }
+  if (!g->state_loaded && g->load_state && gs_config()->log_path[0])
+    g->state_loaded = g->load_state(g) == 0;
   gs_tally_add(g, d);
 }

@@ -11,16 +11,6 @@
 
 /* ---- the call key -------------------------------------------------------- */
 
-int gs_rt_align_of(uint64_t v)
-{
-  if (v == 0) return 16;
-  int a = 1;
-  while (a < 16 && !(v & (uint64_t)a)) a <<= 1;
-  return a;
-}
-
-static int min_align(int a, uint64_t v) { int b = gs_rt_align_of(v); return b < a ? b : a; }
-
 void gs_rt_format_uuid(const unsigned char u[16], int mig, char out[48])
 {
   snprintf(out, 48, "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -47,17 +37,13 @@ void gs_rt_key_of(const gs_gemm *g, gs_rt_key *out)
   out->n = g->n;
   out->k = g->k;
   out->batch = g->batch;
-  int a = 16;
-  a = min_align(a, (uintptr_t)g->A);
-  a = min_align(a, (uintptr_t)g->B);
-  a = min_align(a, (uintptr_t)g->C);
-  a = min_align(a, (uintptr_t)g->D);
-  a = min_align(a, (uint64_t)g->lda * (uint64_t)gs_dtype_bytes(g->a_type));
-  a = min_align(a, (uint64_t)g->ldb * (uint64_t)gs_dtype_bytes(g->b_type));
-  a = min_align(a, (uint64_t)g->ldc * (uint64_t)gs_dtype_bytes(g->c_type));
-  if (g->is_lt)
-    a = min_align(a, (uint64_t)g->ldd * (uint64_t)gs_dtype_bytes(g->d_type));
-  out->align = a;
+  /* the smallest alignment of several values is that of their OR */
+  uint64_t any = (uintptr_t)g->A | (uintptr_t)g->B | (uintptr_t)g->C | (uintptr_t)g->D |
+                 (uint64_t)g->lda * (uint64_t)gs_dtype_bytes(g->a_type) |
+                 (uint64_t)g->ldb * (uint64_t)gs_dtype_bytes(g->b_type) |
+                 (uint64_t)g->ldc * (uint64_t)gs_dtype_bytes(g->c_type);
+  if (g->is_lt) any |= (uint64_t)g->ldd * (uint64_t)gs_dtype_bytes(g->d_type);
+  out->align = gs_rt_align_of(any);
 }
 
 static const char *const class_names[GS_EC_COUNT] = { "gemm", "gemm_batched", "lt" };

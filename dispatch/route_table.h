@@ -55,7 +55,10 @@ const char *gs_rt_entry_class_name(int entry_class);
 int gs_rt_entry_class_from_name(const char *name);
 
 /* The largest power of two, at most 16, dividing v (16 for v == 0). */
-int gs_rt_align_of(uint64_t v);
+static inline int gs_rt_align_of(uint64_t v)
+{
+  return v & 15 ? (int)(v & (~v + 1)) : 16;   /* the lowest set bit */
+}
 
 /* What a table's validators are compared against: this process on one GPU.
  * Strings are "" and power_limit_w is -1 when unknown; an unknown soft

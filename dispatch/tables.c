@@ -96,7 +96,8 @@ static void ensure_loaded(void) { pthread_once(&load_once, load_all); }
  * asks: each thread keeps its recent verdicts, so a program's repeated
  * calls cost one key comparison. Tables never change once loaded; a reset
  * (tests) moves the generation on, which empties every cache. */
-#define VERDICTS 32u   /* per thread, direct-mapped (power of two) */
+#define VERDICT_BITS 5
+#define VERDICTS (1u << VERDICT_BITS)   /* per thread, direct-mapped */
 
 typedef struct verdict_slot {
   gs_rt_key k;
@@ -114,7 +115,10 @@ static verdict_slot *slot_for(const gs_rt_key *k, const gs_variant *v, int devic
   uint64_t h = (uint64_t)k->m * 0x9e3779b97f4a7c15ull ^ (uint64_t)k->n * 0xc2b2ae3d27d4eb4full ^
                (uint64_t)k->k * 0x165667b19e3779f9ull ^ (uint64_t)(uintptr_t)v ^
                (uint64_t)(k->a_type + 31 * k->layout[0] + 61 * k->layout[1] + 7 * device);
-  return &verdicts[(h ^ h >> 29) & (VERDICTS - 1)];
+  /* the top bits of a multiply: every input bit reaches them (the kernels
+   * of one call differ only in their table entry's address) */
+  h *= 0xd6e8feb86659fd93ull;
+  return &verdicts[h >> (64 - VERDICT_BITS)];
 }
 
 static int remembered(const verdict_slot *s, const gs_rt_key *k, const gs_variant *v, int device,

@@ -160,8 +160,10 @@ void gs_tally_add(const gs_gemm *g, const gs_decision *d)
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                           memory_order_relaxed);   /* only this thread writes it */
   }
-  key k;
-  memset(&k, 0, sizeof k);
+  /* copied from a zero key, not memset: a copy is a few vector stores,
+   * memset of this size a slow-starting rep stos */
+  static const key zero;
+  key k = zero;
   k.m = g->m; k.n = g->n; k.k = g->k; k.batch = g->batch;
   k.entry_class = gs_rt_entry_class_of(g);
   /* The BLAS entry points write C: D is C (its pointer, ld, stride, type). */
