@@ -1,8 +1,14 @@
 /* The route table as data: parse, validate, look up (route_table.h). */
+#define _GNU_SOURCE   /* strtod_l */
 #include "route_table.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <locale.h>
+#include <pthread.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,19 +148,27 @@ void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char o
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < n; i++) {
     const gs_variant *v = variants[i];
+    /* doubles by their bits: %g would follow the host's LC_NUMERIC */
+    uint64_t tol[3];
+    memcpy(&tol[0], &v->selfcheck_tol, sizeof tol[0]);
+    memcpy(&tol[1], &v->err_vs_cublas, sizeof tol[1]);
+    memcpy(&tol[2], &v->err_floor, sizeof tol[2]);
     char buf[512];
-    int len = snprintf(buf, sizeof buf, "%s|%d.%d|%d|%u|%u|%d|%d|%d|%lld,%lld,%lld|%lld|%d|%g|%g|%g|%d\n",
+    int len = snprintf(buf, sizeof buf,
+                       "%s|%d.%d|%d|%u|%u|%d|%d|%d|%lld,%lld,%lld|%lld|%d|%llx|%llx|%llx|%d\n",
                        v->name, v->cc_major, v->cc_minor, v->data_type, v->layouts, v->epilogues,
                        v->bias_type, v->elem_bytes, v->align_bytes, (long long)v->m_mult,
                        (long long)v->n_mult, (long long)v->k_mult, (long long)v->n_max,
-                       v->honours_sm_target, v->selfcheck_tol, v->err_vs_cublas, v->err_floor,
-                       v->path_of != NULL);
+                       v->honours_sm_target, (unsigned long long)tol[0],
+                       (unsigned long long)tol[1], (unsigned long long)tol[2], v->path_of != NULL);
     if (len > 0) h = fnv(h, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
   }
   snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
 /* ---- parsing --------------------------------------------------------------- */
+
+#define GS_RT_MAX_BYTES ((long long)64 << 20)
 
 enum col {
   C_ENTRY, C_A, C_B, C_C, C_COMPUTE, C_LAYOUT, C_EPILOGUE, C_M, C_N, C_K, C_BATCH, C_ALIGN,
@@ -203,9 +217,9 @@ static int split(char *line, char **f)
   int n = 0;
   for (char *s = line;;) {
     char *comma = strchr(s, ',');
+    if (comma) *comma = '\0';   /* cut first, so the field's own end is trimmed */
     if (n < MAX_FIELDS) f[n++] = trim(s);
     if (!comma) break;
-    *comma = '\0';
     s = comma + 1;
   }
   return n;
@@ -232,7 +246,7 @@ static int parse_range(const char *s, gs_rt_range *r, int *exact)
     return 0;
   }
   char buf[64];
-  snprintf(buf, sizeof buf, "%s", s);
+  if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return -1;
   char *dash = strchr(buf, '-');
   if (dash) {
     *dash = '\0';
@@ -275,11 +289,21 @@ static int align_lookup(const char *s, int *out)
   return 0;
 }
 
+/* Numbers as a table writes them, in the C locale whatever the host
+ * program set (a comma-decimal LC_NUMERIC would misread "1.5"). */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void make_c_locale(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
 static int parse_double(const char *s, double *out)
 {
+  /* plain decimal only: strtod would also take hex floats and inf */
+  for (const char *c = s; *c; c++)
+    if (!isdigit((unsigned char)*c) && !strchr(".eE+-", *c)) return -1;
+  pthread_once(&c_locale_once, make_c_locale);
   errno = 0;
   char *end;
-  double v = strtod(s, &end);
+  double v = c_locale ? strtod_l(s, &end, c_locale) : strtod(s, &end);
   if (errno || end == s || *end || !(v > 0) || v != v || v > 1e300) return -1;
   *out = v;
   return 0;
@@ -479,6 +503,12 @@ gs_route_table *gs_rt_parse(const char *text, size_t len, const char *source,
   memcpy(buf, text, len);
   buf[len] = '\0';
   parser p = { .t = t, .variants = variants, .n_variants = n_variants, .warn = warn };
+  if (memchr(text, '\0', len)) {   /* not a text file: nothing of it is read */
+    p.line = 1;
+    bad(&p, "a NUL byte: not a text file; the table has no rows");
+    len = 0;
+    buf[0] = '\0';
+  }
   char *next = buf;
   while (next && *next) {
     char *line = next;
@@ -506,9 +536,25 @@ gs_route_table *gs_rt_parse(const char *text, size_t len, const char *source,
 gs_route_table *gs_rt_load(const char *path, const gs_variant *const *variants, size_t n_variants,
                            FILE *warn)
 {
-  FILE *in = fopen(path, "r");
+  /* opened without waiting (a FIFO would block the first GEMM call until
+   * a writer came), then refused unless a regular file of a table's size */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (warn) fprintf(warn, "gemmshim: route table %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  struct stat st;
+  if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > GS_RT_MAX_BYTES) {
+    if (warn)
+      fprintf(warn, "gemmshim: route table %s: %s\n", path,
+              !S_ISREG(st.st_mode) ? "not a regular file" : "larger than 64 MB");
+    close(fd);
+    return NULL;
+  }
+  FILE *in = fdopen(fd, "r");
   if (!in) {
     if (warn) fprintf(warn, "gemmshim: route table %s: %s\n", path, strerror(errno));
+    close(fd);
     return NULL;
   }
   size_t cap = 1 << 16, len = 0;
@@ -517,7 +563,7 @@ gs_route_table *gs_rt_load(const char *path, const gs_variant *const *variants, 
     size_t got = fread(text + len, 1, cap - len, in);
     len += got;
     if (len < cap) break;
-    char *more = cap < ((size_t)1 << 30) ? realloc(text, cap * 2) : NULL;
+    char *more = (long long)cap <= GS_RT_MAX_BYTES ? realloc(text, cap * 2) : NULL;
     if (!more) { free(text); text = NULL; break; }
     text = more;
     cap *= 2;

@@ -45,7 +45,7 @@ const char gs_default_routes[] =
   "Validator,sm_count,132\n"
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version,0.1.0\n"
-  "Validator,kernel_table,751baa172cacbe44\n"
+  "Validator,kernel_table,b0cf6b382040d1b0\n"
   "Validator,driver_version,580.159.04\n"
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"

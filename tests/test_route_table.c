@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <locale.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -384,6 +386,76 @@ static void test_load_a_file(void **s)
   unlink(path);
 }
 
+/* What a hand-edited table may hold: spaces around any field; and what it
+ * must not: a size too long to be a number, a hex float, a NUL byte. The
+ * numbers read the same whatever locale the host program set. */
+static void test_hand_edited_fields(void **s)
+{
+  (void)s;
+  gs_route_table *t = parse(VALIDATORS
+                            "Validator , gpu_name , NVIDIA H200 \n"
+                            HEADER
+                            "gemm , f32 ,f32, f32 ,- ,NN, - ,2048 , 2048,2048 ,1 , 16 ,f32_test , 12.5 , 1.5 \n"
+                            "gemm,f32,f32,f32,-,TN,-,0000000000000000000000000000000000000000000000000000000000000002048,"
+                            "2048,2048,1,16,f32_test,-,2\n"
+                            "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,0x1p1\n");
+  assert_int_equal(t->n_rows, 1);
+  assert_int_equal(t->n_bad, 3);   /* the validator repeated, the long size, the hex ratio */
+  assert_string_equal(t->value[GS_V_GPU_NAME], "NVIDIA H200");
+  assert_int_equal(t->rows[0].m.lo, 2048);
+  assert_float_equal(t->rows[0].time_us, 12.5, 0);
+  assert_float_equal(t->rows[0].ratio, 1.5, 0);
+  assert_non_null(strstr(warned, "t.csv:10: "));
+  assert_non_null(strstr(warned, "t.csv:11: "));
+  gs_rt_free(t);
+
+  static const char nul[] = VALIDATORS HEADER "gemm,f32\0,f32\n";
+  FILE *w = tmpfile();
+  t = gs_rt_parse(nul, sizeof nul - 1, "t.csv", gs_variants, gs_n_variants, w);
+  rewind(w);
+  size_t n = fread(warned, 1, sizeof warned - 1, w);
+  warned[n] = '\0';
+  fclose(w);
+  assert_non_null(t);
+  assert_int_equal(t->n_rows, 0);
+  assert_int_equal(t->n_bad, 1);
+  assert_non_null(strstr(warned, "a NUL byte"));
+  gs_rt_free(t);
+
+  /* a comma-decimal locale, where one is installed */
+  const char *comma_locales[] = { "de_DE.UTF-8", "fr_FR.UTF-8", "de_DE.utf8", "ru_RU.UTF-8" };
+  const char *used = NULL;
+  for (size_t i = 0; i < sizeof comma_locales / sizeof *comma_locales && !used; i++)
+    if (setlocale(LC_NUMERIC, comma_locales[i])) used = comma_locales[i];
+  if (!used) {
+    print_message("no comma-decimal locale installed: the locale part is not run\n");
+    return;
+  }
+  t = parse(VALIDATORS HEADER "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,f32_test,12.5,1.5\n");
+  char hash[17];
+  gs_rt_kernel_table_hash(gs_variants, gs_n_variants, hash);
+  setlocale(LC_NUMERIC, "C");
+  assert_int_equal(t->n_rows, 1);
+  assert_float_equal(t->rows[0].ratio, 1.5, 0);
+  assert_string_equal(hash, FAKE_KERNEL_TABLE);
+  gs_rt_free(t);
+}
+
+/* A FIFO or a directory named as a table is refused, not waited on. */
+static void test_load_refuses_what_is_not_a_file(void **s)
+{
+  (void)s;
+  char dir[] = "/tmp/gs-rt-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  assert_null(gs_rt_load(fifo, gs_variants, gs_n_variants, NULL));
+  assert_null(gs_rt_load(dir, gs_variants, gs_n_variants, NULL));
+  unlink(fifo);
+  rmdir(dir);
+}
+
 /* As nvidia-smi writes them; a MIG instance's has its own prefix, so its
  * cache file is not the whole GPU's. */
 static void test_uuid_names(void **s)
@@ -401,6 +473,8 @@ static void test_uuid_names(void **s)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_hand_edited_fields),
+    cmocka_unit_test(test_load_refuses_what_is_not_a_file),
     cmocka_unit_test(test_uuid_names),
     cmocka_unit_test(test_a_table_parses),
     cmocka_unit_test(test_malformed_lines_are_named_and_ignored),
