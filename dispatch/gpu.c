@@ -89,13 +89,16 @@ static struct { atomic_int known; int major, minor, sms; } devices[GS_MAX_DEVICE
 static struct { atomic_int known; gs_rt_identity id; } identities[GS_MAX_DEVICES];
 static pthread_mutex_t identity_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cublas_version[32];
-static atomic_int cublas_version_set;
+static atomic_int cublas_version_state;   /* 0 unset, 1 being written, 2 set */
 
+/* BLAS and cuBLASLt are found on separate onces, maybe on two threads:
+ * the first to claim the slot writes it, readers take it only once set. */
 void gs_gpu_set_cublas_version(const char *version)
 {
-  if (atomic_load(&cublas_version_set)) return;
+  int unset = 0;
+  if (!atomic_compare_exchange_strong(&cublas_version_state, &unset, 1)) return;
   snprintf(cublas_version, sizeof cublas_version, "%s", version);
-  atomic_store(&cublas_version_set, 1);
+  atomic_store_explicit(&cublas_version_state, 2, memory_order_release);
 }
 
 /* The driver's version string and the enforced power limit come from NVML,
@@ -106,29 +109,45 @@ typedef int (*nvml_by_bus_fn)(const char *, void **);
 typedef int (*nvml_power_fn)(void *, unsigned *);
 typedef int (*nvml_driver_fn)(char *, unsigned);
 
-static void read_nvml(int dev, gs_rt_identity *id)
+/* NVML is started once per process (its start attaches every GPU of the
+ * node, the slow part) and kept: one start for all devices. */
+static struct {
+  int ok;
+  nvml_by_bus_fn by_bus;
+  nvml_power_fn power;
+  char driver[80];
+} nvml;
+static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
+
+static void nvml_start(void)
 {
   void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) return;
   nvml_init_fn init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
-  nvml_init_fn shutdown = (nvml_init_fn)dlsym(lib, "nvmlShutdown");
-  nvml_by_bus_fn by_bus = (nvml_by_bus_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
-  nvml_power_fn power = (nvml_power_fn)dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit");
   nvml_driver_fn driver = (nvml_driver_fn)dlsym(lib, "nvmlSystemGetDriverVersion");
-  char bus[64];
-  if (init && init() == 0) {
-    char ver[80];
-    if (driver && driver(ver, sizeof ver) == 0)
-      snprintf(id->driver_version, sizeof id->driver_version, "%.*s", (int)sizeof id->driver_version - 1, ver);
-    void *h = NULL;
-    unsigned mw = 0;
-    if (by_bus && power && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess &&
-        by_bus(bus, &h) == 0 && power(h, &mw) == 0)
-      snprintf(id->power_limit_w, sizeof id->power_limit_w, "%u", (mw + 500) / 1000);
-    (void)cudaGetLastError();
-    if (shutdown) shutdown();
+  nvml.by_bus = (nvml_by_bus_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+  nvml.power = (nvml_power_fn)dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit");
+  if (!init || init() != 0) {
+    dlclose(lib);
+    return;
   }
-  dlclose(lib);
+  if (!driver || driver(nvml.driver, sizeof nvml.driver) != 0) nvml.driver[0] = '\0';
+  nvml.ok = 1;
+}
+
+static void read_nvml(int dev, gs_rt_identity *id)
+{
+  pthread_once(&nvml_once, nvml_start);
+  if (!nvml.ok) return;
+  snprintf(id->driver_version, sizeof id->driver_version, "%.*s",
+           (int)sizeof id->driver_version - 1, nvml.driver);
+  char bus[64];
+  void *h = NULL;
+  unsigned mw = 0;
+  if (nvml.by_bus && nvml.power && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess &&
+      nvml.by_bus(bus, &h) == 0 && nvml.power(h, &mw) == 0)
+    snprintf(id->power_limit_w, sizeof id->power_limit_w, "%u", (mw + 500) / 1000);
+  (void)cudaGetLastError();
 }
 
 /* The device's UUID; under MIG the instance's own, so that each instance
@@ -191,7 +210,8 @@ static void fill_identity(int dev, int major, int minor, int sms)
 
 const char *gs_gpu_cublas_version(void)
 {
-  return atomic_load(&cublas_version_set) ? cublas_version : "";
+  return atomic_load_explicit(&cublas_version_state, memory_order_acquire) == 2 ? cublas_version
+                                                                                : "";
 }
 
 const gs_rt_identity *gs_gpu_identity(int dev)

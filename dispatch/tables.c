@@ -12,7 +12,7 @@
 #include "context.h"
 #include "gpu.h"
 
-#define MAX_CACHE_FILES 32
+#define MAX_CACHE_FILES 256   /* a shared home of many nodes' GPUs */
 #define CACHE_PREFIX "routes-"
 #define CACHE_SUFFIX ".csv"
 
