@@ -317,14 +317,32 @@ gs record -o st2.csv -- sh -c 'kill -KILL $$'
 expect_rc 137
 expect_is err 'gemmshim: sh made no GEMM call: nothing recorded (st2.csv is empty)'
 
-# SIGINT from the terminal is for CMD alone: gemmshim waits on. (Where
-# SIGINT is ignored already, as in a background job, this cannot fail.)
-check "SIGINT does not end gemmshim"
-if sh -c 'kill -INT $$; exit 3' 2>/dev/null; [ $? -eq 3 ]; then
+# SIGINT sent with kill is passed on to CMD (the terminal's reaches CMD by
+# its process group), and gemmshim waits on for CMD's status.
+int_ignored=
+if sh -c 'kill -INT $$; exit 3' 2>/dev/null; [ $? -eq 3 ]; then int_ignored=1; fi
+check "SIGINT sent to gemmshim is passed on to CMD"
+if [ -n "$int_ignored" ]; then
   echo "SKIP: $name: SIGINT is ignored here"
 else
-  gs run -- sh -c 'kill -INT $PPID; sleep 1; exit 3'
+  gs run -- sh -c 'trap "echo got INT; exit 3" INT; kill -INT $PPID
+    i=0; while [ $i -lt 10 ]; do sleep 1; i=$((i + 1)); done; exit 1'
   expect_rc 3
+  expect_is out 'got INT'
+fi
+
+# CMD ended by SIGINT (Ctrl-C): gemmshim ends by SIGINT too, after its
+# summary, so that a calling script stops as it would without gemmshim.
+check "CMD ended by SIGINT: gemmshim ends by SIGINT"
+if [ -n "$int_ignored" ]; then
+  echo "SKIP: $name: SIGINT is ignored here"
+else
+  python3 -c 'import subprocess, sys
+p = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(p.returncode); sys.stderr.write(p.stderr)' "$GS" run -- sh -c 'kill -INT $$' >"$T/out" 2>"$T/err"
+  rc=0
+  expect_is out '-2'
+  expect_is err 'gemmshim: no GEMM call seen'
 fi
 
 # SIGCHLD ignored by whoever started gemmshim would reap CMD unseen.

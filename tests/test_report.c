@@ -471,6 +471,27 @@ static void test_summary_v2_matches_v1(void **s)
   report_free(&v3);
 }
 
+/* Whose result the caller got: ours for routed, ab_compared (A/B use
+ * mode) and ab_skipped_* rows; cuBLAS's for the rest (ab_shadow too). */
+static void test_summary_counts_ours_by_reason(void **s)
+{
+  (void)s;
+  report r;
+  char err[REPORT_ERR_LEN] = "";
+  report_init(&r);
+  load_summary_text(&r,
+                    REPORT_SUMMARY_HEADER "\n"
+                    "7,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,64,64,64,1,k1,routed,1,0\n"
+                    "7,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,64,64,64,1,k1,ab_compared,2,0\n"
+                    "7,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,64,64,64,1,k1,ab_skipped_alloc,4,0\n"
+                    "7,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,64,64,64,1,k1,ab_shadow,8,0\n",
+                    err);
+  assert_int_equal(r.summary.gemm_calls, 15);
+  assert_int_equal(r.summary.routed_calls, 7);
+  assert_int_equal(r.summary.forwarded_calls, 8);
+  report_free(&r);
+}
+
 static void test_malformed_v2_summary(void **s)
 {
   (void)s;
@@ -694,6 +715,7 @@ int main(void)
     cmocka_unit_test(test_malformed_summary),
     cmocka_unit_test(test_summary_v2_matches_v1),
     cmocka_unit_test(test_malformed_v2_summary),
+    cmocka_unit_test(test_summary_counts_ours_by_reason),
     cmocka_unit_test(test_text_columns_align),
     cmocka_unit_test(test_csv_output),
     cmocka_unit_test(test_svg),

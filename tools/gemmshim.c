@@ -295,24 +295,26 @@ static void warn_if_disabled(void)
 
 /* ---- running CMD ------------------------------------------------------ */
 
+/* While CMD runs, gemmshim takes its signals synchronously (blocked, then
+ * waited for with sigtimedwait): SIGTERM and SIGHUP are passed on to CMD
+ * (torchrun's workers stop on SIGTERM, and the shim writes their logs
+ * then); SIGINT and SIGQUIT too when someone sent them with kill, while
+ * the terminal's reach CMD by its process group on their own. They stay
+ * blocked until gemmshim has said its summary and removed its temporary
+ * log (restore_signals). */
+static sigset_t saved_mask;
+static int cmd_signal;   /* the signal that ended CMD, 0 if none */
+
+static void restore_signals(void) { sigprocmask(SIG_SETMASK, &saved_mask, NULL); }
+
 /* Runs cmd; returns its status as a shell gives it (128+N for signal N).
- * *not_run is set when it could not be executed (said). While it runs,
- * SIGINT and SIGQUIT from the terminal reach CMD alone, and SIGTERM and
- * SIGHUP are passed on to it (torchrun's workers stop on SIGTERM, and the
- * shim writes their logs then). Signals are taken synchronously
- * (sigtimedwait), not in a handler: nothing is lost between the fork and
- * the wait, and nothing runs at an arbitrary point. */
+ * *not_run is set when it could not be executed (said). */
 static int run_child(char **cmd, int *not_run)
 {
-  static const int ignored[] = { SIGINT, SIGQUIT };
-  static const int forwarded[] = { SIGTERM, SIGHUP };
-  struct sigaction ign = { .sa_handler = SIG_IGN };
-  struct sigaction old_ign[2];
-  sigemptyset(&ign.sa_mask);
-  sigset_t wait_for, old_mask;
+  static const int waited[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGCHLD };
+  sigset_t wait_for;
   sigemptyset(&wait_for);
-  for (int i = 0; i < 2; i++) sigaddset(&wait_for, forwarded[i]);
-  sigaddset(&wait_for, SIGCHLD);
+  for (size_t i = 0; i < sizeof waited / sizeof *waited; i++) sigaddset(&wait_for, waited[i]);
   *not_run = 0;
   /* a pipe that closes on exec: it carries errno back when exec fails */
   int pipefd[2];
@@ -322,19 +324,17 @@ static int run_child(char **cmd, int *not_run)
     return EXIT_CANNOT_RUN;
   }
   /* blocked from here, so every one is waited for below (one ignored by
-   * whoever started us, nohup, is discarded as before, and CMD inherits
-   * that) */
-  sigprocmask(SIG_BLOCK, &wait_for, &old_mask);
-  for (int i = 0; i < 2; i++) sigaction(ignored[i], &ign, &old_ign[i]);
+   * whoever started us, as under nohup, is discarded as before, and CMD
+   * inherits that) */
+  sigprocmask(SIG_BLOCK, &wait_for, &saved_mask);
   /* SIGCHLD ignored by whoever started us would reap CMD unseen */
   struct sigaction dfl = { .sa_handler = SIG_DFL }, old_chld;
   sigemptyset(&dfl.sa_mask);
   sigaction(SIGCHLD, &dfl, &old_chld);
   pid_t pid = fork();
   if (pid == 0) {
-    for (int i = 0; i < 2; i++) sigaction(ignored[i], &old_ign[i], NULL);
     sigaction(SIGCHLD, &old_chld, NULL);
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    sigprocmask(SIG_SETMASK, &saved_mask, NULL);
     close(pipefd[0]);
     execvp(cmd[0], cmd);
     int e = errno;
@@ -358,8 +358,11 @@ static int run_child(char **cmd, int *not_run)
       if (w == pid || (w < 0 && errno != EINTR)) break;
       /* SIGCHLD wakes us at CMD's end; the timeout is only a safety net */
       struct timespec tick = { 1, 0 };
-      int sig = sigtimedwait(&wait_for, NULL, &tick);
-      if (sig == SIGTERM || sig == SIGHUP) kill(pid, sig);
+      siginfo_t si;
+      int sig = sigtimedwait(&wait_for, &si, &tick);
+      int sent = sig > 0 && (si.si_code == SI_USER || si.si_code == SI_QUEUE);
+      if (sig == SIGTERM || sig == SIGHUP || ((sig == SIGINT || sig == SIGQUIT) && sent))
+        kill(pid, sig);
     }
     if (got == (ssize_t)sizeof e) {
       *not_run = 1;
@@ -369,12 +372,11 @@ static int run_child(char **cmd, int *not_run)
       status = WEXITSTATUS(ws);
     } else if (WIFSIGNALED(ws)) {
       status = 128 + WTERMSIG(ws);
+      cmd_signal = WTERMSIG(ws);
     }
   }
   close(pipefd[0]);
   sigaction(SIGCHLD, &old_chld, NULL);
-  sigprocmask(SIG_SETMASK, &old_mask, NULL);
-  for (int i = 0; i < 2; i++) sigaction(ignored[i], &old_ign[i], NULL);
   return status;
 }
 
@@ -582,6 +584,13 @@ static int do_run(const cmd_args *a)
   if (rc) return rc;
   if (a->value && !a->value[0]) return fail("run: --table needs a file name");
   if (a->value && (rc = load_table(a->value, table_path, &table))) return rc;
+  /* an inherited relative GEMMSHIM_TABLE, made absolute: CMD may change
+   * directory before its first GEMM, and the summary reads it here */
+  const char *inherited = getenv("GEMMSHIM_TABLE");
+  if (!a->value && inherited && inherited[0] && inherited[0] != '/') {
+    if (absolute(inherited, table_path) || set_env("GEMMSHIM_TABLE", table_path))
+      return fail("run: GEMMSHIM_TABLE %s: %s", inherited, strerror(errno));
+  }
   warn_if_disabled();
   if (set_preload(lib) || (table && set_env("GEMMSHIM_TABLE", table_path)) ||
       prepare_log(&log)) {
@@ -636,5 +645,15 @@ int main(int argc, char **argv)
   cmd_args a = { .name = name };
   int rc = parse_command(argc, argv, i + 1, &a);
   if (rc) return rc;
-  return !strcmp(name, "run") ? do_run(&a) : do_record(&a);
+  sigprocmask(SIG_SETMASK, NULL, &saved_mask);
+  rc = !strcmp(name, "run") ? do_run(&a) : do_record(&a);
+  restore_signals();
+  /* CMD ended by Ctrl-C: end the same way, so that a calling script stops
+   * too, as it would have without gemmshim */
+  if (cmd_signal == SIGINT) {
+    fflush(stderr);
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+  }
+  return rc;
 }

@@ -581,7 +581,8 @@ static int tally_summary_row(report_summary *s, const summary_row *row)
   double flops = bad_args ? 0 : 2.0 * row->dims[0] * row->dims[1] * row->dims[2] *
                                     row->dims[3] * row->count;
   s->flops_known += flops;
-  if (!strcmp(row->reason, "routed") || skipped) {
+  /* whose result the caller got: ours for these (A/B use mode included) */
+  if (!strcmp(row->reason, "routed") || !strcmp(row->reason, "ab_compared") || skipped) {
     s->routed_calls += calls;
     s->flops_ours += flops;
     return count_add(&s->routed, row->route, calls, flops);

@@ -37,7 +37,7 @@ typedef struct rs_summary {
   /* what the logs said */
   int files;
   int version;                       /* the highest log version read (1, 2, ...) */
-  unsigned long long calls;          /* every GEMM call; ab_skipped_* rows are notes, not calls */
+  unsigned long long calls;          /* every GEMM call (each is in exactly one row) */
   unsigned long long unknown_calls;  /* of those, in (other) rows: shape unknown */
   unsigned long long bad_args_calls; /* of those, invalid arguments: no FLOPs */
   double flops;                      /* 2*m*n*k*batch*count over the calls of known shape */
