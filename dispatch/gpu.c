@@ -185,8 +185,19 @@ static void device_uuid(int dev, const unsigned char runtime_uuid[16], char out[
                     have1 && memcmp(own.bytes, whole.bytes, sizeof own.bytes) != 0, out);
 }
 
+/* As for the table choice (tables.c): a fork waits for a reading in
+ * progress rather than leave the child's lock held. */
+static void lock_identity_for_fork(void) { pthread_mutex_lock(&identity_lock); }
+static void unlock_identity_after_fork(void) { pthread_mutex_unlock(&identity_lock); }
+static void guard_identity_fork(void)
+{
+  pthread_atfork(lock_identity_for_fork, unlock_identity_after_fork, unlock_identity_after_fork);
+}
+static pthread_once_t identity_fork_once = PTHREAD_ONCE_INIT;
+
 static void fill_identity(int dev, int major, int minor, int sms)
 {
+  pthread_once(&identity_fork_once, guard_identity_fork);
   pthread_mutex_lock(&identity_lock);
   if (!atomic_load_explicit(&identities[dev].known, memory_order_relaxed)) {
     gs_rt_identity *id = &identities[dev].id;

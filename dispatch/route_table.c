@@ -190,6 +190,8 @@ typedef struct parser {
   int have_header, header_ok;
   int col[C_COUNT];      /* field index of each column, -1 when absent */
   size_t cap;
+  uint32_t *seen;        /* rows by their fields, to find duplicates: row + 1 */
+  size_t seen_slots;     /* a power of two, at most half full */
 } parser;
 
 __attribute__((format(printf, 2, 3))) static void bad(parser *p, const char *fmt, ...)
@@ -359,6 +361,50 @@ static int same_fields(const gs_rt_row *a, const gs_rt_row *b)
          a->k.hi == b->k.hi && a->batch.lo == b->batch.lo && a->batch.hi == b->batch.hi;
 }
 
+static uint64_t fields_hash(const gs_rt_row *r)
+{
+  const int64_t parts[] = { r->entry_class, r->a_type, r->b_type, r->c_type, r->compute,
+                            r->epilogue, r->align, r->layout[0], r->layout[1], r->m.lo,
+                            r->m.hi, r->n.lo, r->n.hi, r->k.lo, r->k.hi, r->batch.lo,
+                            r->batch.hi };
+  return fnv(0xcbf29ce484222325ull, parts, sizeof parts);
+}
+
+/* The earlier row with the same fields, if any (a hash set: a table of many
+ * rows is read in linear time). */
+static const gs_rt_row *seen_before(const parser *p, const gs_rt_row *r)
+{
+  if (!p->seen_slots) return NULL;
+  for (size_t s = fields_hash(r) & (p->seen_slots - 1); p->seen[s];
+       s = (s + 1) & (p->seen_slots - 1))
+    if (same_fields(&p->t->rows[p->seen[s] - 1], r)) return &p->t->rows[p->seen[s] - 1];
+  return NULL;
+}
+
+static void seen_insert(uint32_t *slots, size_t n_slots, const gs_rt_row *rows, uint32_t i)
+{
+  size_t s = fields_hash(&rows[i]) & (n_slots - 1);
+  while (slots[s]) s = (s + 1) & (n_slots - 1);
+  slots[s] = i + 1;
+}
+
+/* The row just added, into the set (grown to stay at most half full). */
+static int remember_row(parser *p)
+{
+  size_t n = p->t->n_rows;
+  if (2 * n > p->seen_slots) {
+    size_t slots = p->seen_slots ? 2 * p->seen_slots : 64;
+    uint32_t *grown = calloc(slots, sizeof *grown);
+    if (!grown) return -1;
+    for (size_t i = 0; i + 1 < n; i++) seen_insert(grown, slots, p->t->rows, (uint32_t)i);
+    free(p->seen);
+    p->seen = grown;
+    p->seen_slots = slots;
+  }
+  seen_insert(p->seen, p->seen_slots, p->t->rows, (uint32_t)(n - 1));
+  return 0;
+}
+
 static void row_line(parser *p, char **f, int n)
 {
   if (!p->have_header) { bad(p, "a row before the header line (entry,a_type,...)"); return; }
@@ -420,11 +466,11 @@ static void row_line(parser *p, char **f, int n)
     return;
   }
 #undef FIELD
-  for (size_t i = 0; i < p->t->n_rows; i++)
-    if (same_fields(&p->t->rows[i], &r)) {
-      bad(p, "the same key as line %d", p->t->rows[i].line);
-      return;
-    }
+  const gs_rt_row *earlier = seen_before(p, &r);
+  if (earlier) {
+    bad(p, "the same key as line %d", earlier->line);
+    return;
+  }
   if (p->t->n_rows == p->cap) {
     size_t nc = p->cap ? 2 * p->cap : 32;
     gs_rt_row *m = realloc(p->t->rows, nc * sizeof *m);
@@ -433,6 +479,7 @@ static void row_line(parser *p, char **f, int n)
     p->cap = nc;
   }
   p->t->rows[p->t->n_rows++] = r;
+  if (remember_row(p)) bad(p, "out of memory");
 }
 
 /* ---- the index -------------------------------------------------------------- */
@@ -529,6 +576,7 @@ gs_route_table *gs_rt_parse(const char *text, size_t len, const char *source,
     else row_line(&p, f, n);
   }
   free(buf);
+  free(p.seen);
   if (build_index(t)) { gs_rt_free(t); return NULL; }
   return t;
 }

@@ -176,8 +176,16 @@ static void say_identity(int dev, const gs_rt_identity *id, const char *source)
             gs_rt_identity_value(id, v));
 }
 
+/* A fork while another thread chooses would leave the child's copy of the
+ * lock held forever: the fork waits for the choice instead. */
+static void lock_for_fork(void) { pthread_mutex_lock(&choose_lock); }
+static void unlock_after_fork(void) { pthread_mutex_unlock(&choose_lock); }
+static void guard_fork(void) { pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork); }
+static pthread_once_t fork_guard_once = PTHREAD_ONCE_INIT;
+
 static void choose(int dev)
 {
+  pthread_once(&fork_guard_once, guard_fork);
   const gs_rt_identity *known = gs_gpu_identity(dev);
   if (!known) return;   /* asked again on the next call */
   gs_rt_identity here = *known;

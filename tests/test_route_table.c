@@ -441,6 +441,31 @@ static void test_hand_edited_fields(void **s)
   gs_rt_free(t);
 }
 
+/* A duplicate far down a long table is still found, and named. */
+static void test_duplicates_in_a_long_table(void **s)
+{
+  (void)s;
+  size_t cap = 6000 * 80 + 4096, len = 0;
+  char *text = malloc(cap);
+  assert_non_null(text);
+  len += (size_t)snprintf(text + len, cap - len, "%s%s", VALIDATORS, HEADER);
+  int first_line = 8;   /* after 6 validator lines and the header */
+  for (int i = 0; i < 6000; i++)
+    len += (size_t)snprintf(text + len, cap - len,
+                            "gemm,f32,f32,f32,-,NN,-,%d,2048,2048,1,16,f32_test,-,2\n", 8 * (i + 1));
+  len += (size_t)snprintf(text + len, cap - len,
+                          "gemm,f32,f32,f32,-,NN,-,%d,2048,2048,1,16,f32_test,-,3\n", 8 * 4001);
+  gs_route_table *t = parse(text);
+  assert_int_equal(t->n_rows, 6000);
+  assert_int_equal(t->n_bad, 1);
+  char want[96];
+  snprintf(want, sizeof want, "t.csv:%d: the same key as line %d", first_line + 6000,
+           first_line + 4000);
+  assert_non_null(strstr(warned, want));
+  gs_rt_free(t);
+  free(text);
+}
+
 /* A FIFO or a directory named as a table is refused, not waited on. */
 static void test_load_refuses_what_is_not_a_file(void **s)
 {
@@ -473,6 +498,7 @@ static void test_uuid_names(void **s)
 int main(void)
 {
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_duplicates_in_a_long_table),
     cmocka_unit_test(test_hand_edited_fields),
     cmocka_unit_test(test_load_refuses_what_is_not_a_file),
     cmocka_unit_test(test_uuid_names),
