@@ -1,6 +1,8 @@
-/* gemmshim-report's library: parse the A/B CSV and the call log, aggregate
- * per shape class, render a text table, CSV or an SVG chart. See report.h. */
+/* gemmshim-report's library: parse the A/B CSV, read the call log (through
+ * run_summary.c, the log's one reader), aggregate per shape class, render a
+ * text table, CSV or an SVG chart. See report.h. */
 #include "report.h"
+#include "run_summary.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,12 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A log's header may have more columns than v1's SUMMARY_FIELDS: later
- * versions append (MAX_FIELDS at most). */
-enum { AB_FIELDS = 19, SUMMARY_FIELDS = 16, MAX_FIELDS = 128, WHAT_LEN = 320 };
+enum { AB_FIELDS = 19, WHAT_LEN = 320 };
 
-/* The call log's first line from v2 on ("# gemmshim log v2"); a v1 log
- * starts with its header. */
+/* The call log's first line from v2 on; a v1 log starts with its header
+ * (to say so when a log is given as the A/B CSV). */
 #define LOG_VERSION_PREFIX "# gemmshim log v"
 
 /* ---- messages ----------------------------------------------------------- */
@@ -90,13 +90,6 @@ static int get_int(const char *s, const char *col, long long min, long long *out
   return complain(what, "%s must be at least %lld (got %lld)", col, min, *out);
 }
 
-/* Any sign: the call log writes negative dims for invalid calls. */
-static int get_any_int(const char *s, const char *col, long long *out, char *what)
-{
-  if (parse_ll(s, out)) return complain(what, "%s: '%.40s' is not an integer", col, s);
-  return 0;
-}
-
 static int get_finite(const char *s, const char *col, double min, double *out, char *what)
 {
   if (parse_double(s, out)) return complain(what, "%s: '%.40s' is not a number", col, s);
@@ -146,63 +139,20 @@ typedef int (*row_parser)(report *r, char **fields, char *what);
 typedef struct csv_format {
   const char *header;
   int nfields;
-  int versioned;                 /* the call log: a version line, appended columns */
   const char *wrong_file_header; /* the other format's header ... */
   const char *wrong_file_hint;   /* ... and what to say when it is found */
   row_parser parse_row;
 } csv_format;
 
-/* What one file's header said: its text, to compare repeats with, and how
- * many fields its rows have. */
-typedef struct csv_state {
-  char *header;
-  int nfields;
-} csv_state;
-
-static int is_version_line(const char *line)
+static int check_header(const csv_format *fmt, const char *line, char *what)
 {
-  return !strncmp(line, LOG_VERSION_PREFIX, strlen(LOG_VERSION_PREFIX));
-}
-
-/* "# gemmshim log vN": any N from 2 on reads the same way (columns are
- * found by the header, and later versions only append). */
-static int check_version_line(const csv_format *fmt, const char *line, char *what)
-{
-  if (!fmt->versioned) return complain(what, "%s", fmt->wrong_file_hint);
-  const char *v = line + strlen(LOG_VERSION_PREFIX);
-  long long n;
-  char *end;
-  errno = 0;
-  n = strtoll(v, &end, 10);
-  if (!starts_like_number(v) || *end || errno || n < 2)
-    return complain(what, "'%.60s' is not a gemmshim log version line", line);
-  return 0;
-}
-
-static int count_fields(const char *line)
-{
-  int n = 1;
-  for (; *line; line++) n += *line == ',';
-  return n;
-}
-
-/* The call log's header is v1's columns, then any a later version appended. */
-static int check_header(const csv_format *fmt, csv_state *st, const char *line, char *what)
-{
-  size_t len = strlen(fmt->header);
-  int exact = !strcmp(line, fmt->header);
-  int appended = fmt->versioned && !strncmp(line, fmt->header, len) && line[len] == ',';
-  if (exact || appended) {
-    st->nfields = count_fields(line);
-    if (st->nfields > MAX_FIELDS)
-      return complain(what, "%d columns in the header (at most %d)", st->nfields, MAX_FIELDS);
-    free(st->header);
-    st->header = strdup(line);
-    return st->header ? 0 : complain(what, "out of memory");
-  }
-  if (!strcmp(line, fmt->wrong_file_header)) return complain(what, "%s", fmt->wrong_file_hint);
-  return complain(what, "wrong header: expected '%s'%s", fmt->header,
-                  fmt->versioned ? " (and any columns a later version appends)" : "");
+  if (!strcmp(line, fmt->header)) return 0;
+  /* the call log: v1 starts with its header, later versions with a line
+   * "# gemmshim log vN" */
+  if (!strncmp(line, fmt->wrong_file_header, strlen(fmt->wrong_file_header)) ||
+      !strncmp(line, LOG_VERSION_PREFIX, strlen(LOG_VERSION_PREFIX)))
+    return complain(what, "%s", fmt->wrong_file_hint);
+  return complain(what, "wrong header: expected '%s'", fmt->header);
 }
 
 /* A line whose first field is the first column's name is a header, which
@@ -213,21 +163,20 @@ static int looks_like_header(const csv_format *fmt, const char *line)
   return !strncmp(line, fmt->header, first) && (line[first] == ',' || !line[first]);
 }
 
-static int check_repeated_header(const csv_state *st, const char *line, char *what)
+static int check_repeated_header(const csv_format *fmt, const char *line, char *what)
 {
-  if (!strcmp(line, st->header)) return 0;
-  return complain(what, "a header that differs from the first, '%.200s'", st->header);
+  if (!strcmp(line, fmt->header)) return 0;
+  return complain(what, "a header that differs from '%s'", fmt->header);
 }
 
 /* One data line: split, count, hand to the format's parser. */
-static int handle_row(report *r, const csv_format *fmt, const csv_state *st, char *line,
-                      int has_newline, char *what)
+static int handle_row(report *r, const csv_format *fmt, char *line, int has_newline, char *what)
 {
-  char *fields[MAX_FIELDS];
-  int n = split_fields(line, fields, st->nfields);
+  char *fields[AB_FIELDS];
+  int n = split_fields(line, fields, fmt->nfields);
   int rc;
-  if (n != st->nfields)
-    rc = complain(what, "expected %d fields, found %d", st->nfields, n);
+  if (n != fmt->nfields)
+    rc = complain(what, "expected %d fields, found %d", fmt->nfields, n);
   else
     rc = fmt->parse_row(r, fields, what);
   if (rc && !has_newline) {
@@ -248,40 +197,30 @@ static int chomp(char *line, size_t *len)
   return has_newline;
 }
 
-/* Every line of one line-oriented stream. A header starts the file (after
- * the call log's version line) and may reappear, with its version line,
- * wherever another process appended its block. */
+/* Every line of one line-oriented stream. A header starts the file and may
+ * reappear wherever another process appended its block. */
 static int read_lines(report *r, const csv_format *fmt, FILE *f, long *lineno, char *what)
 {
   char *line = NULL;
   size_t cap = 0;
   ssize_t got;
   int rc = 0;
-  csv_state st = { NULL, fmt->nfields };
-  int version_first = 0;   /* line 1 was a version line: line 2 is the header */
   while (rc == 0 && (got = getline(&line, &cap, f)) >= 0) {
     size_t len = (size_t)got;
     ++*lineno;
     int has_newline = chomp(line, &len);
     if (strlen(line) != len)
       rc = complain(what, "binary data (a NUL byte) in the line");
-    else if (is_version_line(line)) {
-      rc = check_version_line(fmt, line, what);
-      if (rc == 0 && *lineno > 1 && !st.header)
-        rc = complain(what, "a version line where the header should be");
-      version_first |= *lineno == 1;
-    } else if (*lineno == 1 || (version_first && *lineno == 2))
-      rc = check_header(fmt, &st, line, what);
+    else if (*lineno == 1)
+      rc = check_header(fmt, line, what);
     else if (looks_like_header(fmt, line))
-      rc = check_repeated_header(&st, line, what);
+      rc = check_repeated_header(fmt, line, what);
     else
-      rc = handle_row(r, fmt, &st, line, has_newline, what);
+      rc = handle_row(r, fmt, line, has_newline, what);
   }
   free(line);
-  free(st.header);
   if (rc == 0 && ferror(f)) rc = complain(what, "read error: %s", strerror(errno));
   if (rc == 0 && *lineno == 0) { *lineno = 1; rc = complain(what, "empty file: no header"); }
-  if (rc == 0 && version_first && *lineno == 1) rc = complain(what, "no header after the version line");
   return rc;
 }
 
@@ -478,7 +417,7 @@ static int add_ab_row(report *r, char **fields, char *what)
 }
 
 static const csv_format ab_format = {
-  REPORT_AB_HEADER, AB_FIELDS, 0, REPORT_SUMMARY_HEADER,
+  REPORT_AB_HEADER, AB_FIELDS, REPORT_SUMMARY_HEADER,
   "this is the call log (GEMMSHIM_LOG), not the A/B CSV: pass it with --summary",
   add_ab_row,
 };
@@ -491,16 +430,6 @@ int report_load(report *r, const char *path, char err[REPORT_ERR_LEN])
 }
 
 /* ---- the call log (--summary) ------------------------------------------- */
-
-enum { SU_PID, SU_ENTRY, SU_A_TYPE, SU_B_TYPE, SU_C_TYPE, SU_COMPUTE, SU_LAYOUT,
-       SU_EPILOGUE, SU_M, SU_N, SU_K, SU_BATCH, SU_ROUTE, SU_REASON, SU_COUNT, SU_DEVICE };
-
-typedef struct summary_row {
-  char route[REPORT_NAME_LEN], reason[REPORT_NAME_LEN];
-  long long dims[4]; /* m, n, k, batch */
-  long long count;
-  int other; /* the (other) overflow row */
-} summary_row;
 
 static int count_add(report_count_list *list, const char *name, unsigned long long calls,
                      double flops)
@@ -525,64 +454,20 @@ static int count_add(report_count_list *list, const char *name, unsigned long lo
   return 0;
 }
 
-/* Negative dims are how the log marks a shape it could not know: the
- * (other) row (-1) and invalid calls (bad_args). Anywhere else: garbage. */
-static int check_summary_dims(const summary_row *row, char *what)
+/* One row of the log (read by run_summary.c, the log's one reader). */
+static int tally_summary_row(const rs_row *row, void *ctx)
 {
-  static const char *const names[4] = { "m", "n", "k", "batch" };
-  for (int i = 0; i < 4; i++) {
-    long long d = row->dims[i];
-    if (d >= 0 || !strcmp(row->reason, "bad_args")) continue;
-    if (row->other && d == -1) continue;
-    return complain(what, "%s is negative (%lld) in a row that is neither (other) nor bad_args",
-                    names[i], d);
-  }
-  return 0;
-}
-
-static int parse_summary_row(char **f, summary_row *row, char *what)
-{
-  static const int text_cols[] = { SU_A_TYPE, SU_B_TYPE, SU_C_TYPE, SU_COMPUTE, SU_LAYOUT,
-                                   SU_EPILOGUE };
-  static const char *const text_names[] = { "a_type", "b_type", "c_type", "compute",
-                                            "layout", "epilogue" };
-  char text[REPORT_NAME_LEN];
-  long long pid, device;
-  if (get_int(f[SU_PID], "pid", 0, &pid, what) ||
-      get_name(f[SU_ENTRY], "entry", sizeof text, text, what))
-    return -1;
-  row->other = !strcmp(f[SU_ENTRY], "(other)");
-  for (size_t i = 0; i < sizeof text_cols / sizeof text_cols[0]; i++)
-    if (get_name(f[text_cols[i]], text_names[i], sizeof text, text, what)) return -1;
-  if (get_any_int(f[SU_M], "m", &row->dims[0], what) ||
-      get_any_int(f[SU_N], "n", &row->dims[1], what) ||
-      get_any_int(f[SU_K], "k", &row->dims[2], what) ||
-      get_any_int(f[SU_BATCH], "batch", &row->dims[3], what) ||
-      get_name(f[SU_ROUTE], "route", sizeof row->route, row->route, what) ||
-      get_name(f[SU_REASON], "reason", sizeof row->reason, row->reason, what) ||
-      get_int(f[SU_COUNT], "count", 0, &row->count, what) ||
-      get_any_int(f[SU_DEVICE], "device", &device, what))
-    return -1;
-  if (device < -1) return complain(what, "device is %lld (a device index, or -1)", device);
-  return check_summary_dims(row, what);
-}
-
-static int tally_summary_row(report_summary *s, const summary_row *row)
-{
+  report_summary *s = ctx;
   unsigned long long calls = (unsigned long long)row->count;
   /* a sampled call A/B could not compare: our kernel still served it */
   int skipped = !strncmp(row->reason, "ab_skipped_", 11);
   if (skipped && count_add(&s->not_compared, row->reason, calls, 0)) return -1;
   s->gemm_calls += calls;
   if (row->other) { s->other_calls += calls; return 0; }
-  int bad_args = !strcmp(row->reason, "bad_args");
-  s->bad_args_calls += bad_args ? calls : 0;
-  /* double: 2*m*n*k*batch*count overflows 64-bit integers on real logs */
-  double flops = bad_args ? 0 : 2.0 * row->dims[0] * row->dims[1] * row->dims[2] *
-                                    row->dims[3] * row->count;
+  s->bad_args_calls += row->bad_args ? calls : 0;
+  double flops = rs_row_flops(row);
   s->flops_known += flops;
-  /* whose result the caller got: ours for these (A/B use mode included) */
-  if (!strcmp(row->reason, "routed") || !strcmp(row->reason, "ab_compared") || skipped) {
+  if (rs_row_ours(row)) {
     s->routed_calls += calls;
     s->flops_ours += flops;
     return count_add(&s->routed, row->route, calls, flops);
@@ -591,23 +476,13 @@ static int tally_summary_row(report_summary *s, const summary_row *row)
   return count_add(&s->forwarded, row->reason, calls, flops);
 }
 
-static int add_summary_row(report *r, char **fields, char *what)
-{
-  summary_row row;
-  if (parse_summary_row(fields, &row, what)) return -1;
-  if (tally_summary_row(&r->summary, &row)) return complain(what, "out of memory");
-  return 0;
-}
-
-static const csv_format summary_format = {
-  REPORT_SUMMARY_HEADER, SUMMARY_FIELDS, 1, REPORT_AB_HEADER,
-  "this is the A/B CSV (GEMMSHIM_AB_LOG), not the call log: pass it without --summary",
-  add_summary_row,
-};
-
 int report_load_summary(report *r, const char *path, char err[REPORT_ERR_LEN])
 {
-  if (read_csv(r, &summary_format, path, err)) return -1;
+  char why[RS_ERR_LEN];
+  if (rs_read_file(path, 0, tally_summary_row, &r->summary, NULL, why)) {
+    snprintf(err, REPORT_ERR_LEN, "%s", why);
+    return -1;
+  }
   r->summary.files++;
   return 0;
 }

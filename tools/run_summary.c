@@ -34,7 +34,9 @@ static const char *const col_names[C_N_COLS] = {
 #define LOG_MAGIC "# gemmshim log v"
 
 typedef struct reader {
-  rs_summary *s;
+  rs_row_fn fn;
+  void *ctx;
+  int version;          /* the highest log version read (1 for v1) */
   const char *source;
   int line;
   char *err;
@@ -235,7 +237,7 @@ static int header_line(reader *r, char **f, int n, const char *text)
   if (!(r->header = strdup(text))) return complain(r, "out of memory");
   r->have_header = 1;
   r->n_fields = n;
-  if (!r->version_line && r->s->version < 1) r->s->version = 1;  /* v1 had no "#" line */
+  if (!r->version_line && r->version < 1) r->version = 1;  /* v1 had no "#" line */
   return 0;
 }
 
@@ -258,42 +260,37 @@ static int class_of_entry(const char *entry)
   return GS_EC_GEMM;
 }
 
-/* The table's time for a row served by route; adds to the estimate when
- * the row for its key names the same route and gives a time. */
-static void estimate(reader *r, char **f, const long long dims[4], int entry_class, int align,
-                     const char *route, long long count)
+/* The table's time for a row served by its route; adds to the estimate
+ * when the row for its key names the same route and gives a time. */
+static void estimate(rs_summary *s, const rs_row *row)
 {
-  rs_summary *s = r->s;
-  if (!s->table_for || entry_class < 0) return;
-  const char *uuid = r->col[C_GPU_UUID] >= 0 ? f[r->col[C_GPU_UUID]] : "";
-  const gs_route_table *t = s->table_for(uuid, s->table_ctx);
+  if (!s->table_for || row->entry_class < 0) return;
+  const gs_route_table *t = s->table_for(row->gpu_uuid, s->table_ctx);
   if (!t) return;
   gs_rt_key k;
   memset(&k, 0, sizeof k);
   int a, b, c, compute, epilogue;
   /* a name this build does not know: no row can hold it */
-  if (gs_dtype_from_name(f[r->col[C_A]], &a) || gs_dtype_from_name(f[r->col[C_B]], &b) ||
-      gs_dtype_from_name(f[r->col[C_C]], &c) ||
-      gs_compute_from_name(f[r->col[C_COMPUTE]], &compute) ||
-      gs_epilogue_from_name(f[r->col[C_EPILOGUE]], &epilogue) ||
-      strlen(f[r->col[C_LAYOUT]]) >= sizeof k.layout)
+  if (gs_dtype_from_name(row->a_type, &a) || gs_dtype_from_name(row->b_type, &b) ||
+      gs_dtype_from_name(row->c_type, &c) || gs_compute_from_name(row->compute, &compute) ||
+      gs_epilogue_from_name(row->epilogue, &epilogue) || strlen(row->layout) >= sizeof k.layout)
     return;
-  k.entry_class = entry_class;
+  k.entry_class = row->entry_class;
   k.a_type = a;
   k.b_type = b;
   k.c_type = c;
   k.compute = compute;
   k.epilogue = epilogue;
-  k.align = align;
-  strcpy(k.layout, f[r->col[C_LAYOUT]]);
-  k.m = dims[0];
-  k.n = dims[1];
-  k.k = dims[2];
-  k.batch = dims[3];
-  const gs_rt_row *row = gs_rt_find(t, &k);
-  if (!row || strcmp(row->route, route) || !(row->time_us > 0)) return;
-  s->saved_us += (double)count * row->time_us * (row->ratio - 1);
-  s->estimated_calls += (unsigned long long)count;
+  k.align = row->align;
+  strcpy(k.layout, row->layout);
+  k.m = row->dims[0];
+  k.n = row->dims[1];
+  k.k = row->dims[2];
+  k.batch = row->dims[3];
+  const gs_rt_row *found = gs_rt_find(t, &k);
+  if (!found || strcmp(found->route, row->route) || !(found->time_us > 0)) return;
+  s->saved_us += (double)row->count * found->time_us * (found->ratio - 1);
+  s->estimated_calls += (unsigned long long)row->count;
 }
 
 /* The row's text less the pid and the count: what makes calls distinct. */
@@ -311,7 +308,6 @@ static int distinct_key(reader *r, char **f, int n, char *buf, size_t len)
 
 static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_len)
 {
-  rs_summary *s = r->s;
   if (n != r->n_fields) return complain(r, "%d fields, the header has %d", n, r->n_fields);
 #define F(c) (f[r->col[c]])
   long long pid, count, device, dims[4];
@@ -348,34 +344,63 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
   int align = 16;
   for (int c = C_ALIGN_A; c <= C_ALIGN_LDD && !other; c++)   /* (other): -1, unknown */
     if (r->col[c] >= 0 && get_align(r, F(c), col_names[c], &align)) return -1;
+  rs_row row = { .pid = pid, .count = count, .device = device,
+                 .dims = { dims[0], dims[1], dims[2], dims[3] },
+                 .entry = entry, .a_type = F(C_A), .b_type = F(C_B), .c_type = F(C_C),
+                 .compute = F(C_COMPUTE), .layout = F(C_LAYOUT), .epilogue = F(C_EPILOGUE),
+                 .route = route, .reason = reason,
+                 .gpu_uuid = r->col[C_GPU_UUID] >= 0 ? F(C_GPU_UUID) : "",
+                 .other = other, .bad_args = bad_args, .entry_class = entry_class,
+                 .align = align };
 #undef F
+  if (!other) {
+    if (distinct_key(r, f, n, scratch, scratch_len)) return complain(r, "the row is too long");
+    row.distinct = scratch;
+  }
+  if (r->fn(&row, r->ctx)) return complain(r, "out of memory");
+  return 0;
+}
 
-  unsigned long long calls = (unsigned long long)count;
+/* The summary: one row's calls, FLOPs and route. */
+static int summary_row(const rs_row *row, void *ctx)
+{
+  rs_summary *s = ctx;
+  unsigned long long calls = (unsigned long long)row->count;
   s->calls += calls;
-  if (pid_set_add(s, pid) < 0) return complain(r, "out of memory");
-  if (other) {
+  if (pid_set_add(s, row->pid) < 0) return -1;
+  if (row->other) {
     s->unknown_calls += calls;
     return 0;
   }
-  if (distinct_key(r, f, n, scratch, scratch_len)) return complain(r, "the row is too long");
-  if (row_set_add(s, scratch) < 0) return complain(r, "out of memory");
-  if (bad_args) {
+  if (row_set_add(s, row->distinct) < 0) return -1;
+  if (row->bad_args) {
     s->bad_args_calls += calls;
     return 0;
   }
-  /* double: 2*m*n*k*batch*count overflows 64-bit integers on real logs */
-  double flops = 2.0 * (double)dims[0] * (double)dims[1] * (double)dims[2] * (double)dims[3] *
-                 (double)count;
+  double flops = rs_row_flops(row);
   s->flops += flops;
-  /* whose result the caller got: ours for these reasons (an A/B sample
-   * that could not be compared was still served by ours), else cuBLAS's */
-  int ours = !strcmp(reason, "routed") || !strcmp(reason, "ab_compared") ||
-             !strncmp(reason, "ab_skipped_", 11);
-  int failed = !strcmp(reason, "kernel_failed");   /* ours ran, and failed */
-  if (route_add(s, ours || failed ? route : "cublas", calls, flops))
-    return complain(r, "out of memory");
-  if (ours) estimate(r, f, dims, entry_class, align, route, count);
+  int ours = rs_row_ours(row);
+  int failed = !strcmp(row->reason, "kernel_failed");   /* ours ran, and failed */
+  if (route_add(s, ours || failed ? row->route : "cublas", calls, flops)) return -1;
+  if (ours) estimate(s, row);
   return 0;
+}
+
+double rs_row_flops(const rs_row *row)
+{
+  if (row->other || row->bad_args) return 0;
+  /* double: 2*m*n*k*batch*count overflows 64-bit integers on real logs */
+  return 2.0 * (double)row->dims[0] * (double)row->dims[1] * (double)row->dims[2] *
+         (double)row->dims[3] * (double)row->count;
+}
+
+/* Whose result the caller got: ours for these reasons (A/B use mode; an
+ * A/B sample that could not be compared was still served by ours), else
+ * cuBLAS's. */
+int rs_row_ours(const rs_row *row)
+{
+  return !strcmp(row->reason, "routed") || !strcmp(row->reason, "ab_compared") ||
+         !strncmp(row->reason, "ab_skipped_", 11);
 }
 
 /* A "#" line: the version line, or a comment. */
@@ -384,15 +409,15 @@ static int comment_line(reader *r, const char *text)
   if (strncmp(text, LOG_MAGIC, strlen(LOG_MAGIC))) return 0;
   long long v;
   if (get_int(r, text + strlen(LOG_MAGIC), "the log version", 1, &v)) return -1;
-  if (v > r->s->version) r->s->version = (int)v;
+  if (v > r->version) r->version = (int)v;
   r->version_line = 1;
   return 0;
 }
 
-int rs_load_text(rs_summary *s, const char *text, size_t len, const char *source,
-                 long long skip, char err[RS_ERR_LEN])
+int rs_read_text(const char *text, size_t len, const char *source, long long skip,
+                 rs_row_fn fn, void *ctx, int *version, char err[RS_ERR_LEN])
 {
-  reader r = { .s = s, .source = source, .err = err };
+  reader r = { .fn = fn, .ctx = ctx, .source = source, .err = err };
   err[0] = '\0';
   char *buf = malloc(len + 1);
   char **f = malloc(MAX_FIELDS * sizeof *f);
@@ -437,7 +462,7 @@ int rs_load_text(rs_summary *s, const char *text, size_t len, const char *source
     r.line++;
     rc = complain(&r, "no header line after the version line (the log is cut short)");
   }
-  if (rc == 0) s->files++;
+  if (rc == 0 && version) *version = r.version;
 out:
   free(r.header);
   free(scratch);
@@ -446,7 +471,8 @@ out:
   return rc;
 }
 
-int rs_load(rs_summary *s, const char *path, long long skip, char err[RS_ERR_LEN])
+int rs_read_file(const char *path, long long skip, rs_row_fn fn, void *ctx, int *version,
+                 char err[RS_ERR_LEN])
 {
   FILE *in = fopen(path, "rb");
   if (!in) {
@@ -471,9 +497,32 @@ int rs_load(rs_summary *s, const char *path, long long skip, char err[RS_ERR_LEN
     free(text);
     return -1;
   }
-  int rc = rs_load_text(s, text, len, path, skip, err);
+  int rc = rs_read_text(text, len, path, skip, fn, ctx, version, err);
   free(text);
   return rc;
+}
+
+static int loaded(rs_summary *s, int rc, int version)
+{
+  if (rc) return rc;
+  if (version > s->version) s->version = version;
+  s->files++;
+  return 0;
+}
+
+int rs_load_text(rs_summary *s, const char *text, size_t len, const char *source,
+                 long long skip, char err[RS_ERR_LEN])
+{
+  int version = 0;
+  int rc = rs_read_text(text, len, source, skip, summary_row, s, &version, err);
+  return loaded(s, rc, version);
+}
+
+int rs_load(rs_summary *s, const char *path, long long skip, char err[RS_ERR_LEN])
+{
+  int version = 0;
+  int rc = rs_read_file(path, skip, summary_row, s, &version, err);
+  return loaded(s, rc, version);
 }
 
 /* ---- what is said ----------------------------------------------------- */

@@ -1,12 +1,16 @@
-/* What `gemmshim run` and `gemmshim record` say at the end: a call log
- * (GEMMSHIM_LOG) read into totals. Calls, the share of GEMM FLOPs each
- * route served, distinct rows, and the time a route table says the routed
- * calls saved. No processes here, so the tests drive it with fixtures.
+/* The call log (GEMMSHIM_LOG), read: the one reader of it (rs_read_*,
+ * any version, columns found by the header's names), and what `gemmshim
+ * run` and `record` say at the end (rs_summary: calls, the share of GEMM
+ * FLOPs each route served, distinct rows, and the time a route table says
+ * the routed calls saved). gemmshim-report's --summary reads the log
+ * through rs_read_file too. No processes here, so the tests drive it with
+ * fixtures.
  *
- * Usage: rs_init; set table_for if a time estimate is wanted; rs_load for
- * each log; the writers; rs_free. rs_load returns 0, or -1 with
- * "FILE:LINE: what is wrong" in err (the summary then holds a part of the
- * file: discard it). Nothing here prints to stderr or exits. */
+ * Usage of the summary: rs_init; set table_for if a time estimate is
+ * wanted; rs_load for each log; the writers; rs_free. The readers return
+ * 0, or -1 with "FILE:LINE: what is wrong" in err (what was read before
+ * is then a part of the file: discard it). Nothing here prints to stderr
+ * or exits. */
 #ifndef GEMMSHIM_RUN_SUMMARY_H
 #define GEMMSHIM_RUN_SUMMARY_H
 
@@ -57,6 +61,36 @@ typedef struct rs_summary {
   long long *pid_set;                /* pid + 1, 0 empty */
   size_t pid_slots;
 } rs_summary;
+
+/* One row of a log, checked: sizes are -1 only in (other) and bad_args
+ * rows, names are not empty. Strings live until the callback returns. */
+typedef struct rs_row {
+  long long pid, count, device, dims[4];   /* dims: m, n, k, batch */
+  const char *entry, *a_type, *b_type, *c_type, *compute, *layout, *epilogue;
+  const char *route, *reason;
+  const char *gpu_uuid;    /* "" when the log has no such column */
+  const char *distinct;    /* the row less its pid and count; NULL for (other) */
+  int other;               /* the (other) overflow row */
+  int bad_args;
+  int entry_class;         /* GS_EC_*, -1 when not known */
+  int align;               /* the smallest alignment class (16 for a v1 log) */
+} rs_row;
+
+/* Nonzero stops the reading with "out of memory". */
+typedef int (*rs_row_fn)(const rs_row *row, void *ctx);
+
+/* Every row of a log, in order; rows that start before byte skip are not
+ * given (the header before them is still read). *version: the highest
+ * log version seen (1 for a v1 log), when version is not NULL. */
+int rs_read_text(const char *text, size_t len, const char *source, long long skip,
+                 rs_row_fn fn, void *ctx, int *version, char err[RS_ERR_LEN]);
+int rs_read_file(const char *path, long long skip, rs_row_fn fn, void *ctx, int *version,
+                 char err[RS_ERR_LEN]);
+
+/* 2*m*n*k*batch*count (0 for rows of unknown shape), and whether the
+ * caller got our kernel's result: the one rule both reports use. */
+double rs_row_flops(const rs_row *row);
+int rs_row_ours(const rs_row *row);
 
 void rs_init(rs_summary *s);
 void rs_free(rs_summary *s);
