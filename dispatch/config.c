@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <ctype.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -67,23 +69,63 @@ static void read_path(gs_getenv_fn get, const char *name, char *out,
   strcpy(out, s);
 }
 
-int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size)
+/* A name part of a file name may hold: letters, digits, '.', '_', '-'. */
+static int name_safe(const char *s)
+{
+  if (!s || !*s) return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-') return 0;
+  return 1;
+}
+
+void gs_path_tokens_read(gs_path_tokens *t, gs_getenv_fn get)
+{
+  memset(t, 0, sizeof *t);
+  t->pid = (long)getpid();
+  const char *rank = get("RANK");
+  if (!rank || !*rank) rank = get("LOCAL_RANK");
+  if (name_safe(rank) && strlen(rank) < sizeof t->rank) snprintf(t->rank, sizeof t->rank, "%s", rank);
+  char host[256];
+  if (gethostname(host, sizeof host) == 0) {
+    host[sizeof host - 1] = '\0';
+    if (name_safe(host) && strlen(host) < sizeof t->host)
+      snprintf(t->host, sizeof t->host, "%s", host);
+  }
+  if (!t->host[0]) snprintf(t->host, sizeof t->host, "unknown-host");
+}
+
+/* No stdio: a forked child expands the path again (gs_config_after_fork). */
+static size_t put_long(char *out, long v)
+{
+  char digits[24];
+  size_t n = 0, len = 0;
+  unsigned long u = v < 0 ? 0ul - (unsigned long)v : (unsigned long)v;
+  do digits[n++] = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (v < 0) out[len++] = '-';
+  while (n) out[len++] = digits[--n];
+  out[len] = '\0';
+  return len;
+}
+
+int gs_expand_path(const char *tmpl, const gs_path_tokens *t, char *out, size_t out_size)
 {
   size_t o = 0;
   for (const char *p = tmpl; *p; p++) {
     char num[32];
-    const char *piece = NULL;
+    const char *piece = p;
     size_t len = 1;
-    if (p[0] == '%' && p[1] == 'p') {
-      snprintf(num, sizeof num, "%ld", pid);
-      piece = num;
-      len = strlen(num);
-      p++;
-    } else if (p[0] == '%' && p[1] == '%') {
-      piece = "%";
-      p++;
-    } else {
-      piece = p;
+    if (p[0] == '%' && p[1]) {
+      switch (p[1]) {
+      case 'p': case 'i': len = put_long(num, t->pid); piece = num; p++; break;
+      case 'r':
+        if (t->rank[0]) { piece = t->rank; len = strlen(piece); }
+        else { len = put_long(num, t->pid); piece = num; }
+        p++;
+        break;
+      case 'h': piece = t->host; len = strlen(piece); p++; break;
+      case '%': piece = "%"; p++; break;
+      default: break;   /* another %: kept as it is */
+      }
     }
     if (o + len >= out_size) {
       if (out_size) out[0] = '\0';
@@ -97,14 +139,14 @@ int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size)
   return 0;
 }
 
-/* A path with %p expanded; tmpl keeps it as given. */
-static void read_expanded(gs_getenv_fn get, const char *name, char *out, char *tmpl, FILE *warn,
-                          int *bad)
+/* A path with its tokens expanded; tmpl keeps it as given. */
+static void read_expanded(gs_getenv_fn get, const char *name, char *out, char *tmpl,
+                          const gs_path_tokens *t, FILE *warn, int *bad)
 {
   out[0] = '\0';
   read_path(get, name, tmpl, warn, bad);
-  if (tmpl[0] && gs_expand_path(tmpl, (long)getpid(), out, GS_PATH_MAX) != 0) {
-    if (warn) fprintf(warn, "gemmshim: %s is too long once %%p is expanded; ignored\n", name);
+  if (tmpl[0] && gs_expand_path(tmpl, t, out, GS_PATH_MAX) != 0) {
+    if (warn) fprintf(warn, "gemmshim: %s is too long once its %% tokens are expanded; ignored\n", name);
     (*bad)++;
   }
 }
@@ -153,8 +195,10 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
    * complain about. */
   const char *emu = get("CUBLAS_EMULATE_SINGLE_PRECISION");
   cfg->emulate_single = emu && atoi(emu) == 1;
-  read_expanded(get, "GEMMSHIM_LOG", cfg->log_path, cfg->log_template, warn, &bad);
-  read_expanded(get, "GEMMSHIM_AB_LOG", cfg->ab_log_path, cfg->ab_log_template, warn, &bad);
+  gs_path_tokens_read(&cfg->tokens, get);
+  read_expanded(get, "GEMMSHIM_LOG", cfg->log_path, cfg->log_template, &cfg->tokens, warn, &bad);
+  read_expanded(get, "GEMMSHIM_AB_LOG", cfg->ab_log_path, cfg->ab_log_template, &cfg->tokens,
+                warn, &bad);
   if (cfg->ab_every && !cfg->ab_log_path[0] && warn)
     fprintf(warn, "gemmshim: GEMMSHIM_AB is set without GEMMSHIM_AB_LOG: comparisons run, "
                   "only the summary log (GEMMSHIM_LOG) will count them\n");
@@ -203,14 +247,16 @@ void gs_config_reload(void)
 void gs_config_after_fork(void)
 {
   if (!atomic_load_explicit(&config_ready, memory_order_acquire)) return;
-  long pid = (long)getpid();
-  /* the same templates expanded before, so they fit (the pid's length may
-   * differ: a path that no longer fits turns the log off) */
+  /* the same templates expanded again with the child's pid (its length
+   * may differ: a path that no longer fits turns the log off); rank and
+   * host are the parent's */
+  gs_path_tokens *t = &process_config.tokens;
+  t->pid = (long)getpid();
   if (process_config.log_template[0] &&
-      gs_expand_path(process_config.log_template, pid, process_config.log_path, GS_PATH_MAX) != 0)
+      gs_expand_path(process_config.log_template, t, process_config.log_path, GS_PATH_MAX) != 0)
     process_config.log_path[0] = '\0';
   if (process_config.ab_log_template[0] &&
-      gs_expand_path(process_config.ab_log_template, pid, process_config.ab_log_path,
+      gs_expand_path(process_config.ab_log_template, t, process_config.ab_log_path,
                      GS_PATH_MAX) != 0)
     process_config.ab_log_path[0] = '\0';
 }

@@ -7,6 +7,15 @@
 #define GS_PATH_MAX 4096
 #define GS_AB_SCRATCH_MB_DEFAULT 1024
 
+/* What a log path's tokens stand for: %p and %i the process id (%i is
+ * cuBLAS's own spelling), %r the rank (RANK, else LOCAL_RANK, else the
+ * process id), %h the host name; %% is a %. */
+typedef struct gs_path_tokens {
+  long pid;
+  char rank[32];   /* "" : the pid stands in */
+  char host[72];
+} gs_path_tokens;
+
 typedef struct gs_config_t {
   int disable;      /* GEMMSHIM_DISABLE: pure pass-through, no descriptor */
   int route;        /* GEMMSHIM_ROUTE (default 1): 0 = observe and log only */
@@ -28,6 +37,7 @@ typedef struct gs_config_t {
   char log_path[GS_PATH_MAX];        /* GEMMSHIM_LOG, %p expanded; "" = off */
   char log_template[GS_PATH_MAX];    /* GEMMSHIM_LOG as given (for a forked child) */
   char ab_log_template[GS_PATH_MAX]; /* GEMMSHIM_AB_LOG as given */
+  gs_path_tokens tokens;             /* what they were expanded with */
   char cublas_lib[GS_PATH_MAX];      /* GEMMSHIM_CUBLAS_LIB */
   char cublaslt_lib[GS_PATH_MAX];    /* GEMMSHIM_CUBLASLT_LIB */
   char table_path[GS_PATH_MAX];      /* GEMMSHIM_TABLE: the route table for
@@ -44,9 +54,14 @@ typedef const char *(*gs_getenv_fn)(const char *name);
  * of malformed values. */
 int gs_config_parse(gs_config_t *cfg, gs_getenv_fn getenv_fn, FILE *warn);
 
-/* Expand %p (process id) and %% in a path template. Returns 0, or -1 when
- * the result does not fit (out is then ""). */
-int gs_expand_path(const char *tmpl, long pid, char *out, size_t out_size);
+/* The rank and host name of this process, from get (RANK, LOCAL_RANK) and
+ * gethostname. A value with characters a file name should not hold (only
+ * letters, digits, '.', '_' and '-' are kept) counts as not set. */
+void gs_path_tokens_read(gs_path_tokens *t, gs_getenv_fn get);
+
+/* Expand the tokens in a path template. Returns 0, or -1 when the result
+ * does not fit (out is then ""). */
+int gs_expand_path(const char *tmpl, const gs_path_tokens *t, char *out, size_t out_size);
 
 /* The process's configuration, parsed on first use (thread-safe). */
 const gs_config_t *gs_config(void);

@@ -23,6 +23,11 @@ static const char *table_getenv(const char *name)
 
 static void set(const char *name, const char *value)
 {
+  for (int i = 0; i < env_n; i++)
+    if (!strcmp(env_names[i], name)) {
+      env_values[i] = value;
+      return;
+    }
   env_names[env_n] = name;
   env_values[env_n++] = value;
 }
@@ -146,16 +151,56 @@ static void test_expand_pid(void **s)
 {
   (void)s;
   char out[64];
-  assert_int_equal(gs_expand_path("/tmp/gs.%p.csv", 4242, out, sizeof out), 0);
+  gs_path_tokens t = { .pid = 4242, .rank = "", .host = "node7" };
+  assert_int_equal(gs_expand_path("/tmp/gs.%p.csv", &t, out, sizeof out), 0);
   assert_string_equal(out, "/tmp/gs.4242.csv");
-  assert_int_equal(gs_expand_path("a%%p-%p-%p", 7, out, sizeof out), 0);
+  t.pid = 7;
+  assert_int_equal(gs_expand_path("a%%p-%p-%i", &t, out, sizeof out), 0);
   assert_string_equal(out, "a%p-7-7");
-  assert_int_equal(gs_expand_path("%x%", 7, out, sizeof out), 0);   /* others stay */
+  assert_int_equal(gs_expand_path("%x%", &t, out, sizeof out), 0);   /* others stay */
   assert_string_equal(out, "%x%");
-  assert_int_equal(gs_expand_path("0123456789%p", 123456, out, 12), -1);
+  t.pid = 123456;
+  assert_int_equal(gs_expand_path("0123456789%p", &t, out, 12), -1);
   assert_string_equal(out, "");
-  assert_int_equal(gs_expand_path("0123456789a", 1, out, 12), 0);    /* exactly fits */
-  assert_int_equal(gs_expand_path("0123456789ab", 1, out, 12), -1);
+  t.pid = 1;
+  assert_int_equal(gs_expand_path("0123456789a", &t, out, 12), 0);    /* exactly fits */
+  assert_int_equal(gs_expand_path("0123456789ab", &t, out, 12), -1);
+}
+
+/* %r is the rank (RANK, else LOCAL_RANK, else the pid), %h the host; a
+ * value a file name should not hold counts as not set. */
+static void test_rank_and_host_tokens(void **s)
+{
+  (void)s;
+  char out[128];
+  gs_path_tokens t = { .pid = 99, .rank = "", .host = "node7" };
+  assert_int_equal(gs_expand_path("/l/gs.%h.%r.%p.csv", &t, out, sizeof out), 0);
+  assert_string_equal(out, "/l/gs.node7.99.99.csv");   /* no rank: the pid */
+  snprintf(t.rank, sizeof t.rank, "3");
+  assert_int_equal(gs_expand_path("/l/gs.%h.%r.csv", &t, out, sizeof out), 0);
+  assert_string_equal(out, "/l/gs.node7.3.csv");
+
+  set("LOCAL_RANK", "5");
+  gs_path_tokens_read(&t, table_getenv);
+  assert_string_equal(t.rank, "5");
+  set("RANK", "12");
+  gs_path_tokens_read(&t, table_getenv);
+  assert_string_equal(t.rank, "12");   /* RANK first */
+  set("RANK", "../../etc");
+  gs_path_tokens_read(&t, table_getenv);
+  assert_string_equal(t.rank, "");     /* not a name part: the pid stands in */
+  assert_true(t.host[0]);
+  assert_null(strchr(t.host, '/'));
+
+  /* and through the configuration, as the log sees it */
+  set("RANK", "2");
+  set("GEMMSHIM_LOG", "/tmp/gs.%r.%h.csv");
+  gs_config_t c;
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  char want[160];
+  snprintf(want, sizeof want, "/tmp/gs.2.%s.csv", c.tokens.host);
+  assert_string_equal(c.log_path, want);
+  assert_string_equal(c.log_template, "/tmp/gs.%r.%h.csv");
 }
 
 static void test_ab_settings(void **s)
@@ -211,6 +256,7 @@ int main(void)
     cmocka_unit_test_setup(test_malformed_values_warn_and_default, reset),
     cmocka_unit_test_setup(test_paths, reset),
     cmocka_unit_test_setup(test_expand_pid, reset),
+    cmocka_unit_test_setup(test_rank_and_host_tokens, reset),
     cmocka_unit_test_setup(test_too_long_path, reset),
     cmocka_unit_test_setup(test_ab_settings, reset),
     cmocka_unit_test_setup(test_ab_malformed, reset),
