@@ -208,15 +208,18 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   read_path(get, "GEMMSHIM_CUBLASLT_LIB", cfg->cublaslt_lib, warn, &bad);
   read_path(get, "GEMMSHIM_TABLE", cfg->table_path, warn, &bad);
   read_path(get, "GEMMSHIM_CACHE_DIR", cfg->cache_dir, warn, &bad);
-  if (!cfg->cache_dir[0]) {
-    /* the XDG rule: $XDG_CACHE_HOME, else ~/.cache; without either, no cache */
-    const char *xdg = get("XDG_CACHE_HOME"), *home = get("HOME");
-    int n = xdg && xdg[0] ? snprintf(cfg->cache_dir, GS_PATH_MAX, "%s/gemmshim", xdg)
-            : home && home[0] ? snprintf(cfg->cache_dir, GS_PATH_MAX, "%s/.cache/gemmshim", home)
-                              : 0;
-    if (n < 0 || n >= GS_PATH_MAX) cfg->cache_dir[0] = '\0';
-  }
+  if (!cfg->cache_dir[0]) gs_xdg_cache_dir(get, cfg->cache_dir, GS_PATH_MAX);
   return bad;
+}
+
+void gs_xdg_cache_dir(gs_getenv_fn get, char *out, size_t size)
+{
+  /* $XDG_CACHE_HOME, else ~/.cache; without either, no cache */
+  const char *xdg = get("XDG_CACHE_HOME"), *home = get("HOME");
+  int n = xdg && xdg[0] ? snprintf(out, size, "%s/gemmshim", xdg)
+          : home && home[0] ? snprintf(out, size, "%s/.cache/gemmshim", home)
+                            : 0;
+  if (n <= 0 || (size_t)n >= size) out[0] = '\0';
 }
 
 static gs_config_t process_config;

@@ -63,6 +63,11 @@ void gs_path_tokens_read(gs_path_tokens *t, gs_getenv_fn get);
  * does not fit (out is then ""). */
 int gs_expand_path(const char *tmpl, const gs_path_tokens *t, char *out, size_t out_size);
 
+/* Where the per-GPU route tables are when GEMMSHIM_CACHE_DIR is not set:
+ * $XDG_CACHE_HOME/gemmshim, else ~/.cache/gemmshim, else "" (the library
+ * and the gemmshim command use the same rule). */
+void gs_xdg_cache_dir(gs_getenv_fn get, char *out, size_t size);
+
 /* The process's configuration, parsed on first use (thread-safe). */
 const gs_config_t *gs_config(void);
 

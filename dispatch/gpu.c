@@ -36,15 +36,19 @@ static struct {
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
-static int entry_point(const char *name, void **fn)
+/* A driver function as it was at CUDA version `version` (12000: 12.0). */
+static int entry_point_at(const char *name, unsigned version, void **fn)
 {
   enum cudaDriverEntryPointQueryResult q;
-  if (cudaGetDriverEntryPointByVersion(name, fn, 12000, cudaEnableDefault, &q) != cudaSuccess) {
+  if (cudaGetDriverEntryPointByVersion(name, fn, version, cudaEnableDefault, &q) != cudaSuccess) {
     (void)cudaGetLastError();
-    return 0;
+    q = cudaDriverEntryPointSymbolNotFound;
   }
-  return q == cudaDriverEntryPointSuccess && *fn;
+  if (q != cudaDriverEntryPointSuccess) *fn = NULL;   /* *fn: NULL whenever it is not there */
+  return *fn != NULL;
 }
+
+static int entry_point(const char *name, void **fn) { return entry_point_at(name, 12000, fn); }
 
 static void drv_init(void)
 {
@@ -157,21 +161,13 @@ static void read_nvml(int dev, gs_rt_identity *id)
 typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
 typedef CUresult (*device_get_fn)(CUdevice *, int);
 
-static void *driver_fn(const char *name, unsigned version)
-{
-  void *fn = NULL;
-  enum cudaDriverEntryPointQueryResult q;
-  if (cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &q) != cudaSuccess ||
-      q != cudaDriverEntryPointSuccess)
-    fn = NULL;
-  return fn;
-}
-
 static void device_uuid(int dev, const unsigned char runtime_uuid[16], char out[48])
 {
-  device_get_fn get = (device_get_fn)driver_fn("cuDeviceGet", 12000);
-  uuid_fn v2 = (uuid_fn)driver_fn("cuDeviceGetUuid", 11040);
-  uuid_fn v1 = (uuid_fn)driver_fn("cuDeviceGetUuid", 11000);
+  device_get_fn get;
+  uuid_fn v2, v1;
+  entry_point("cuDeviceGet", (void **)&get);
+  entry_point_at("cuDeviceGetUuid", 11040, (void **)&v2);
+  entry_point_at("cuDeviceGetUuid", 11000, (void **)&v1);
   CUdevice d;
   CUuuid own, whole;
   int have2 = get && v2 && get(&d, dev) == CUDA_SUCCESS && v2(&own, d) == CUDA_SUCCESS;

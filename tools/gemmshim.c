@@ -19,6 +19,8 @@
 
 #include "run_summary.h"
 
+#include "../dispatch/config.h"
+#include "../dispatch/tally.h"   /* the log's version line, its other-format suffix */
 #include "report.h"
 
 #ifndef GS_LIBDIR
@@ -451,14 +453,14 @@ static const gs_route_table *table_for(const char *uuid, void *ctx)
   return t;
 }
 
+static const char *plain_getenv(const char *name) { return getenv(name); }
+
+/* The library's rule (dispatch/config.c). */
 static void cache_dir(char out[PATH_MAX])
 {
-  const char *d = getenv("GEMMSHIM_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
-             *h = getenv("HOME");
-  out[0] = '\0';
+  const char *d = getenv("GEMMSHIM_CACHE_DIR");
   if (d && d[0]) snprintf(out, PATH_MAX, "%s", d);
-  else if (x && x[0]) snprintf(out, PATH_MAX, "%s/gemmshim", x);
-  else if (h && h[0]) snprintf(out, PATH_MAX, "%s/.cache/gemmshim", h);
+  else gs_xdg_cache_dir(plain_getenv, out, PATH_MAX);
 }
 
 /* The table named with --table: it must be readable and well formed (a
@@ -494,14 +496,10 @@ typedef struct run_log {
   long long skip;      /* bytes the user's log held before CMD */
 } run_log;
 
-/* The suffix the library's log takes when GEMMSHIM_LOG holds another
- * format (dispatch/tally.h). */
-#define GS_LOG_OTHER_SUFFIX ".v2"
-
 /* Whether path is missing, empty, or starts with a v2 log's version line. */
 static int holds_v2_log_or_nothing(const char *path)
 {
-  static const char first[] = "# gemmshim log v2\n";
+  static const char first[] = GS_LOG_VERSION "\n";
   char buf[sizeof first];
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 1;
@@ -523,7 +521,7 @@ static int prepare_log(run_log *l)
     char abs[PATH_MAX];
     if (absolute(user, abs)) return fail("run: GEMMSHIM_LOG %s: %s", user, strerror(errno));
     /* an older shim's log there: the library writes PATH.v2 instead */
-    const char *suffix = holds_v2_log_or_nothing(abs) ? "" : GS_LOG_OTHER_SUFFIX;
+    const char *suffix = holds_v2_log_or_nothing(abs) ? "" : GS_LOG_OTHER_FORMAT_SUFFIX;
     if (snprintf(l->path, sizeof l->path, "%s%s", abs, suffix) >= (int)sizeof l->path)
       return fail("run: GEMMSHIM_LOG %s: %s", user, strerror(ENAMETOOLONG));
     struct stat st;

@@ -13,9 +13,6 @@
 
 enum { AB_FIELDS = 19, WHAT_LEN = 320 };
 
-/* The call log's first line from v2 on; a v1 log starts with its header
- * (to say so when a log is given as the A/B CSV). */
-#define LOG_VERSION_PREFIX "# gemmshim log v"
 
 /* ---- messages ----------------------------------------------------------- */
 
@@ -150,7 +147,7 @@ static int check_header(const csv_format *fmt, const char *line, char *what)
   /* the call log: v1 starts with its header, later versions with a line
    * "# gemmshim log vN" */
   if (!strncmp(line, fmt->wrong_file_header, strlen(fmt->wrong_file_header)) ||
-      !strncmp(line, LOG_VERSION_PREFIX, strlen(LOG_VERSION_PREFIX)))
+      !strncmp(line, RS_LOG_VERSION_PREFIX, strlen(RS_LOG_VERSION_PREFIX)))
     return complain(what, "%s", fmt->wrong_file_hint);
   return complain(what, "wrong header: expected '%s'", fmt->header);
 }

@@ -31,7 +31,6 @@ static const char *const col_names[C_N_COLS] = {
   "align_a", "align_b", "align_c", "align_d", "align_lda", "align_ldb", "align_ldc", "align_ldd",
 };
 
-#define LOG_MAGIC "# gemmshim log v"
 
 typedef struct reader {
   rs_row_fn fn;
@@ -406,9 +405,9 @@ int rs_row_ours(const rs_row *row)
 /* A "#" line: the version line, or a comment. */
 static int comment_line(reader *r, const char *text)
 {
-  if (strncmp(text, LOG_MAGIC, strlen(LOG_MAGIC))) return 0;
+  if (strncmp(text, RS_LOG_VERSION_PREFIX, strlen(RS_LOG_VERSION_PREFIX))) return 0;
   long long v;
-  if (get_int(r, text + strlen(LOG_MAGIC), "the log version", 1, &v)) return -1;
+  if (get_int(r, text + strlen(RS_LOG_VERSION_PREFIX), "the log version", 1, &v)) return -1;
   if (v > r->version) r->version = (int)v;
   r->version_line = 1;
   return 0;

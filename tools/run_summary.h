@@ -20,6 +20,9 @@
 #include "../dispatch/route_table.h"
 
 #define RS_ERR_LEN 512
+/* A log's first line from v2 on is this and its version number (a v1 log
+ * starts with its header). */
+#define RS_LOG_VERSION_PREFIX "# gemmshim log v"
 #define RS_NAME_LEN 64
 
 /* Calls and FLOPs one route served: a kernel's name, or "cublas". */
