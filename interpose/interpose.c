@@ -12,6 +12,7 @@
 #include "../dispatch/config.h"
 #include "../dispatch/dispatch.h"
 #include "../dispatch/gemm.h"
+#include "interpose.h"
 #include "resolve.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
@@ -66,10 +67,17 @@ static pthread_once_t lib_once[GS_LIB_COUNT] = { PTHREAD_ONCE_INIT, PTHREAD_ONCE
  * cublasLtMatmul through its PLT, and those nested calls reach our export. */
 static __thread int forwarding;
 
+/* Set while this thread binds a library: a dlsym of an entry point from
+ * inside that (a constructor of cuBLAS, say) must not wait for itself. */
+static __thread int binding;
+
 static void bind_lib(gs_lib lib)
 {
   disabled = gs_config()->disable;
-  if (!gs_lib_ready(lib)) return;
+  binding++;
+  int ready = gs_lib_ready(lib);
+  binding--;
+  if (!ready) return;
   for (int i = 0; i < GS_N_ENTRIES; i++)
     if (entries[i].lib == lib) real_fns[i] = gs_lib_sym(lib, entries[i].name);
   if (lib == GS_LIB_BLAS) {
@@ -108,6 +116,43 @@ static void *real_fn(int id, cublasStatus_t *status)
     *status = CUBLAS_STATUS_NOT_SUPPORTED;
   }
   return real_fns[id];
+}
+
+/* ---- lookups by dlsym (dlsym.c) ---------------------------------------- */
+
+int gs_entry_id(const char *name)
+{
+  if (strncmp(name, "cublas", 6) != 0) return -1;
+  for (int i = 0; i < GS_N_ENTRIES; i++)
+    if (!strcmp(name, entries[i].name)) return i;
+  return -1;
+}
+
+int gs_entry_bind(int id)
+{
+  if (binding || gs_config()->disable) return 0;
+  gs_lib lib = entries[id].lib;
+  pthread_once(&lib_once[lib], lib == GS_LIB_BLAS ? bind_blas : bind_lt);
+  return lib_ok[lib];
+}
+
+/* The exports' own addresses (hidden aliases: taking a default-visibility
+ * function's address would go through the GOT to whichever definition comes
+ * first in the global scope). */
+#define GS_ENTRY(name, lib, params, args, describe) \
+  extern __typeof__(name) gs_self_##name __attribute__((alias(#name), visibility("hidden")));
+#include "entrypoints.def"
+#undef GS_ENTRY
+
+static void *const self_exports[GS_N_ENTRIES] = {
+#define GS_ENTRY(name, lib, params, args, describe) [GS_ID_##name] = (void *)&gs_self_##name,
+#include "entrypoints.def"
+#undef GS_ENTRY
+};
+
+void *gs_entry_export_for(int id, void *found)
+{
+  return found && found == real_fns[id] ? self_exports[id] : found;
 }
 
 /* ---- describing a call ------------------------------------------------- */

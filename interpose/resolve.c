@@ -16,6 +16,7 @@
 
 #include "../dispatch/config.h"
 #include "../dispatch/gpu.h"
+#include "dl_real.h"
 
 typedef struct lib_info {
   const char *what;            /* for messages */
@@ -41,6 +42,14 @@ typedef struct lib_state {
 static lib_state state[GS_LIB_COUNT] = { { PTHREAD_ONCE_INIT, NULL, "" },
                                          { PTHREAD_ONCE_INIT, NULL, "" } };
 
+/* The C library's dlsym, called directly: the shim's own dlsym export would
+ * send the nine entry points back to the shim. */
+static void *real_sym(void *handle, const char *name)
+{
+  gs_dlsym_fn real = gs_real_dlsym();
+  return real ? real(handle, name) : NULL;
+}
+
 static void remember(gs_lib lib, void *handle, const char *path)
 {
   state[lib].handle = handle;
@@ -58,7 +67,7 @@ static int path_of(const void *addr, char *out, size_t size)
 
 static int try_rtld_next(gs_lib lib)
 {
-  void *sym = dlsym(RTLD_NEXT, libs[lib].probe);
+  void *sym = real_sym(RTLD_NEXT, libs[lib].probe);
   char path[PATH_MAX];
   if (!sym || path_of(sym, path, sizeof path) != 0) return 0;
   void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
@@ -124,7 +133,7 @@ static int try_sonames(gs_lib lib)
     void *h = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
     if (!h) continue;
     char path[PATH_MAX];
-    void *sym = dlsym(h, libs[lib].probe);
+    void *sym = real_sym(h, libs[lib].probe);
     remember(lib, h, sym && path_of(sym, path, sizeof path) == 0 ? path : *n);
     return 1;
   }
@@ -136,14 +145,14 @@ static void lib_version(gs_lib lib, char *out, size_t len)
 {
   out[0] = '\0';
   if (lib == GS_LIB_BLAS) {
-    int (*get_property)(int, int *) = (int (*)(int, int *))dlsym(state[lib].handle, "cublasGetProperty");
+    int (*get_property)(int, int *) = (int (*)(int, int *))real_sym(state[lib].handle, "cublasGetProperty");
     int major = 0, minor = 0, patch = 0;
     if (get_property && !get_property(0, &major) && !get_property(1, &minor) &&
         !get_property(2, &patch))
       snprintf(out, len, "%d.%d.%d", major, minor, patch);
   } else {
     /* major * 10000 + minor * 100 + patch */
-    size_t (*get_version)(void) = (size_t (*)(void))dlsym(state[lib].handle, "cublasLtGetVersion");
+    size_t (*get_version)(void) = (size_t (*)(void))real_sym(state[lib].handle, "cublasLtGetVersion");
     if (get_version) {
       size_t v = get_version();
       snprintf(out, len, "%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100);
@@ -170,7 +179,7 @@ static void resolve(gs_lib lib)
   if (chosen[0]) {
     /* An explicit choice wins, and a wrong one is an error, not a hint. */
     void *h = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
-    if (h && dlsym(h, libs[lib].probe)) {
+    if (h && real_sym(h, libs[lib].probe)) {
       remember(lib, h, chosen);
       say_found(lib);
     } else {
@@ -204,7 +213,7 @@ int gs_lib_ready(gs_lib lib)
 void *gs_lib_sym(gs_lib lib, const char *name)
 {
   if (!gs_lib_ready(lib)) return NULL;
-  return dlsym(state[lib].handle, name);
+  return real_sym(state[lib].handle, name);
 }
 
 const char *gs_lib_path(gs_lib lib)

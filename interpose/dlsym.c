@@ -1,0 +1,74 @@
+/* Lookups by dlsym/dlvsym (JAX/XLA, TensorFlow and other programs that load
+ * cuBLAS lazily through stubs). A lookup on a real handle searches that
+ * library's scope, never the preloaded shim, so without this those programs
+ * call cuBLAS directly. The exported stubs are in dl_entry.S; this file says
+ * where each lookup goes:
+ *
+ * - the pseudo-handles (RTLD_DEFAULT, RTLD_NEXT) and every name but the
+ *   nine entry points: the real dlsym, reached by a jump, so that glibc
+ *   sees the program's own caller (those lookups already find the shim's
+ *   exports, which come first in the global scope);
+ * - an entry point on a real handle: the real dlsym, and where its answer
+ *   is the very function the shim forwards that entry to, the shim's own
+ *   export instead. The real call comes last, so dlerror() says what it
+ *   left. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "dl_real.h"
+#include "interpose.h"
+
+#define GS_HIDDEN __attribute__((visibility("hidden")))
+
+void *gs_dl_plan(void *handle, const char *name, int versioned) GS_HIDDEN;
+
+/* No C library dlsym was found (never seen with glibc): every lookup fails,
+ * said once. */
+static void say_missing(void)
+{
+  static atomic_int said;
+  if (!atomic_exchange(&said, 1))
+    fputs("gemmshim: cannot find the C library's dlsym/dlvsym; dlsym lookups return NULL\n",
+          stderr);
+}
+
+static void *missing_dlsym(void *handle, const char *name)
+{
+  (void)handle; (void)name;
+  say_missing();
+  return NULL;
+}
+
+static void *missing_dlvsym(void *handle, const char *name, const char *version)
+{
+  (void)handle; (void)name; (void)version;
+  say_missing();
+  return NULL;
+}
+
+static void *entry_dlsym(void *handle, const char *name)
+{
+  int id = gs_entry_id(name);
+  int armed = gs_entry_bind(id);
+  void *found = gs_real_dlsym()(handle, name);
+  return armed ? gs_entry_export_for(id, found) : found;
+}
+
+static void *entry_dlvsym(void *handle, const char *name, const char *version)
+{
+  int id = gs_entry_id(name);
+  int armed = gs_entry_bind(id);
+  void *found = gs_real_dlvsym()(handle, name, version);
+  return armed ? gs_entry_export_for(id, found) : found;
+}
+
+void *gs_dl_plan(void *handle, const char *name, int versioned)
+{
+  void *real = versioned ? (void *)gs_real_dlvsym() : (void *)gs_real_dlsym();
+  if (!real) return versioned ? (void *)missing_dlvsym : (void *)missing_dlsym;
+  if (handle == RTLD_DEFAULT || handle == RTLD_NEXT || !name || gs_entry_id(name) < 0)
+    return real;
+  return versioned ? (void *)entry_dlvsym : (void *)entry_dlsym;
+}
