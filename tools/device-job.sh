@@ -33,6 +33,7 @@ run_check train_curve tests/gpu/train_curve.sh
 run_check reset_under_shim tests/gpu/reset_under_shim.sh
 run_check decode_under_shim tests/gpu/decode_under_shim.sh
 run_check table_under_shim tests/gpu/table_under_shim.sh
+run_check jax_under_shim tests/gpu/jax_under_shim.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done
