@@ -20,6 +20,7 @@ typedef struct gs_config_t {
   int disable;      /* GEMMSHIM_DISABLE: pure pass-through, no descriptor */
   int route;        /* GEMMSHIM_ROUTE (default 1): 0 = observe and log only */
   int verbose;      /* GEMMSHIM_VERBOSE: say which library was resolved */
+  int nvtx;         /* GEMMSHIM_NVTX: an NVTX range per GEMM call */
   int force;        /* GEMMSHIM_FORCE: route every call of a kernel's class,
                        measured win or not (validation, A/B on all shapes) */
   char force_kernel[64]; /* GEMMSHIM_FORCE=name: only that kernel's class

@@ -10,6 +10,7 @@
 #include "gpu.h"
 #include "launch.h"
 #include "loader.h"
+#include "nvtx.h"
 #include "selfcheck.h"
 #include "tally.h"
 
@@ -41,11 +42,14 @@ static int serve(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *statu
 int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
 {
   *d = gs_route(g);
+  const int nvtx = gs_config()->nvtx;
+  if (nvtx) gs_nvtx_push(g, d);
   if (d->reason != GS_R_ROUTED) return 0;
   gs_gpu_entered e;
   if (gs_gpu_enter(g->stream, &e) != 0) {
     d->reason = GS_R_NO_GPU;
     d->variant = NULL;
+    if (nvtx) { gs_nvtx_pop(); gs_nvtx_push(g, d); }
     return 0;
   }
   gs_kernel_args a = gs_kernel_args_of(g, d);
@@ -57,6 +61,11 @@ int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
     d->variant = NULL;
   }
   gs_gpu_leave(&e);
+  if (nvtx) {
+    /* forwarded after all: cuBLAS's run gets a range with the reason */
+    gs_nvtx_pop();
+    if (!served) gs_nvtx_push(g, d);
+  }
   if (served) gs_tally_add(g, d);
   return served;
 }
@@ -68,4 +77,5 @@ void gs_dispatch_forwarded(gs_gemm *g, const gs_decision *d)
   if (!g->state_loaded && g->load_state && gs_config()->log_path[0])
     g->state_loaded = g->load_state(g) == 0;
   gs_tally_add(g, d);
+  if (gs_config()->nvtx) gs_nvtx_pop();
 }

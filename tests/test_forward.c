@@ -1124,6 +1124,65 @@ static void test_two_copies_warn_once(void **state)
   unlink(err_path);
 }
 
+/* GEMMSHIM_NVTX=1: a range per call, through a stand-in NVTX tool. */
+static void child_nvtx(void)
+{
+  libs L = load(RTLD_LOCAL);
+  cublasHandle_t h = make_handle(&L);
+  float one = 1.0f;
+  sgemm_fn s = (sgemm_fn)shim_sym(&L, "cublasSgemm_v2");
+  sgemmsb_fn sb = (sgemmsb_fn)shim_sym(&L, "cublasSgemmStridedBatched");
+  CHECK(!s(h, CUBLAS_OP_N, CUBLAS_OP_N, 256, 128, 64, &one, P(1), 256, P(2), 64, &one, P(3), 256));
+  CHECK(!s(h, CUBLAS_OP_T, CUBLAS_OP_N, 256, 128, 64, &one, P(1), 10, P(2), 64, &one, P(3), 256));
+  CHECK(!sb(h, CUBLAS_OP_N, CUBLAS_OP_T, 32, 16, 8, &one, P(4), 32, 512, P(5), 16, 128, &one, P(6),
+            32, 512, 7));
+}
+
+static char nvtx_record[300];
+
+static char *run_nvtx_child(int on)
+{
+  snprintf(nvtx_record, sizeof nvtx_record, "%s/nvtx.txt", log_dir);
+  unlink(nvtx_record);
+  char inject[600], record[400];
+  snprintf(inject, sizeof inject, "NVTX_INJECTION64_PATH=%s/../support/libnvtx_recorder.so",
+           getenv("GS_FAKE_DIR"));
+  snprintf(record, sizeof record, "GS_NVTX_RECORD=%s", nvtx_record);
+  const char *e[] = { inject, record, on ? "GEMMSHIM_NVTX=1" : "GEMMSHIM_NVTX=0", NULL };
+  unsetenv("GEMMSHIM_LOG");
+  run_child(child_nvtx, e);
+  return read_file(nvtx_record);
+}
+
+static int count_prefixed(const char *text, const char *prefix)
+{
+  int n = 0;
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (!strncmp(p, prefix, strlen(prefix))) n++;
+  return n;
+}
+
+static void test_nvtx_ranges(void **state)
+{
+  (void)state;
+  char *rec = run_nvtx_child(1);
+  assert_non_null(rec);
+  assert_non_null(strstr(rec, "domain gemmshim\n"));
+  assert_non_null(strstr(rec, "category 1 routed\n"));
+  assert_non_null(strstr(rec, "category 3 bad_args\n"));
+  assert_int_equal(count_prefixed(rec, "push "), 3);
+  assert_int_equal(count_prefixed(rec, "pop"), 3);
+  /* each range closed before the next opens (one call at a time) */
+  const char *first = strstr(rec, "push ");
+  assert_non_null(first);
+  assert_true(strstr(first, "pop") < strstr(first + 1, "push "));
+  assert_non_null(strstr(rec, " cublasSgemm_v2 f32 NN 256x128x64 -> cublas ("));
+  assert_non_null(strstr(rec, "push 3 cublasSgemm_v2 f32 TN 256x128x64 -> cublas (bad_args)\n"));
+  assert_non_null(strstr(rec, " cublasSgemmStridedBatched f32 NT 32x16x8 x7 -> cublas ("));
+  /* off: NVTX is never called, so no tool is even loaded */
+  assert_null(run_nvtx_child(0));
+}
+
 int main(void)
 {
   if (!getenv("GS_SHIM") || !getenv("GS_FAKE_DIR")) {
@@ -1155,6 +1214,7 @@ int main(void)
     cmocka_unit_test(test_ignored_sigterm_stays_ignored),
     cmocka_unit_test(test_verbose_names_the_library_once),
     cmocka_unit_test(test_two_copies_warn_once),
+    cmocka_unit_test(test_nvtx_ranges),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   rmdir(log_dir);
