@@ -12,6 +12,13 @@
 
 #if defined(__x86_64__)
 
+/* With -fcf-protection, the IBT/SHSTK property note (the stubs begin with
+ * endbr64 and return through the real function): without it the linker
+ * would drop the marking for the whole library. */
+#if defined(__CET__)
+#include <cet.h>
+#endif
+
 	.text
 	.globl	dlsym
 	.type	dlsym, @function
@@ -113,6 +120,23 @@ dlvsym:
 	br	x16
 	.cfi_endproc
 	.size	dlvsym, .-dlvsym
+
+/* With -mbranch-protection, the BTI property note (the stubs begin with
+ * bti c): without it the linker would drop the marking for the whole
+ * library. */
+#if defined(__ARM_FEATURE_BTI_DEFAULT)
+	.pushsection .note.gnu.property, "a"
+	.balign	8
+	.long	4		/* name size */
+	.long	16		/* descriptor size */
+	.long	5		/* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz	"GNU"
+	.long	0xc0000000	/* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
+	.long	4
+	.long	1		/* BTI */
+	.long	0
+	.popsection
+#endif
 
 #endif
 

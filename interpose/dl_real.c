@@ -1,5 +1,8 @@
 /* The C library's own dlsym and dlvsym, read off its dynamic symbol table
- * (see dl_real.h for why no dl* call can find them). */
+ * (see dl_real.h for why no dl* call can find them). Everything here runs
+ * inside the exported dlsym, possibly while a sanitizer's runtime starts:
+ * no libc call (strings compared by hand, the objects read from the
+ * dynamic linker's list _r_debug rather than with dl_iterate_phdr). */
 #define _GNU_SOURCE
 #include "dl_real.h"
 
@@ -7,7 +10,6 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <string.h>
 
 #if defined(__x86_64__)
 #define GS_GLIBC_FIRST_DL_VERSION "GLIBC_2.2.5"
@@ -27,24 +29,41 @@ typedef struct elf_tables {
   const ElfW(Verdef) *verdef;
 } elf_tables;
 
+GS_NO_SANITIZE static int same(const char *a, const char *b)
+{
+  while (*a && *a == *b) a++, b++;
+  return *a == *b;
+}
+
+GS_NO_SANITIZE static int basename_has_prefix(const char *path, const char *prefix)
+{
+  const char *base = path;
+  for (const char *p = path; *p; p++)
+    if (*p == '/') base = p + 1;
+  for (; *prefix; prefix++, base++)
+    if (*base != *prefix) return 0;
+  return 1;
+}
+
 /* Dynamic-section addresses: ld.so rewrites most of them to run-time
- * addresses where the section is writable, and leaves the rest as offsets
- * from the load base (a read-only dynamic section, the vDSO). */
-static const void *dyn_addr(ElfW(Addr) base, ElfW(Addr) p)
+ * addresses where the section is writable (never DT_VERDEF), and leaves the
+ * rest as offsets from the load base (a read-only dynamic section, the
+ * vDSO). An offset is smaller than the base of any shared object. */
+GS_NO_SANITIZE static const void *dyn_addr(ElfW(Addr) base, ElfW(Addr) p)
 {
   return (const void *)(p < base ? p + base : p);
 }
 
-static int read_tables(const struct dl_phdr_info *info, elf_tables *t)
+GS_NO_SANITIZE static int read_tables(const struct link_map *l, elf_tables *t)
 {
-  memset(t, 0, sizeof *t);
-  t->base = info->dlpi_addr;
-  const ElfW(Dyn) *dyn = NULL;
-  for (int i = 0; i < info->dlpi_phnum; i++)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-      dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-  if (!dyn) return -1;
-  for (; dyn->d_tag != DT_NULL; dyn++) {
+  t->base = l->l_addr;
+  t->symtab = NULL;
+  t->strtab = NULL;
+  t->gnu_hash = t->sysv_hash = NULL;
+  t->versym = NULL;
+  t->verdef = NULL;
+  if (!l->l_ld) return -1;
+  for (const ElfW(Dyn) *dyn = l->l_ld; dyn->d_tag != DT_NULL; dyn++) {
     const void *p = dyn_addr(t->base, dyn->d_un.d_ptr);
     switch (dyn->d_tag) {
     case DT_SYMTAB: t->symtab = p; break;
@@ -60,7 +79,7 @@ static int read_tables(const struct dl_phdr_info *info, elf_tables *t)
 }
 
 /* The version name a symbol is defined with, or NULL (unversioned). */
-static const char *version_of(const elf_tables *t, uint32_t sym)
+GS_NO_SANITIZE static const char *version_of(const elf_tables *t, uint32_t sym)
 {
   if (!t->versym || !t->verdef) return NULL;
   ElfW(Half) ndx = t->versym[sym] & 0x7fff;
@@ -78,22 +97,23 @@ static const char *version_of(const elf_tables *t, uint32_t sym)
 
 /* A defined function (never an IFUNC resolver) with the wanted version:
  * VERSION NULL takes the default version or an unversioned definition. */
-static void *accept(const elf_tables *t, uint32_t sym, const char *name, const char *version)
+GS_NO_SANITIZE static void *accept(const elf_tables *t, uint32_t sym, const char *name,
+                                   const char *version)
 {
   const ElfW(Sym) *s = &t->symtab[sym];
   if (s->st_shndx == SHN_UNDEF || s->st_value == 0 || (s->st_info & 0xf) != STT_FUNC)
     return NULL;
-  if (strcmp(t->strtab + s->st_name, name) != 0) return NULL;
+  if (!same(t->strtab + s->st_name, name)) return NULL;
   const char *v = version_of(t, sym);
   if (version) {
-    if (!v || strcmp(v, version) != 0) return NULL;
+    if (!v || !same(v, version)) return NULL;
   } else if (t->versym && (t->versym[sym] & 0x8000)) {
     return NULL;   /* a hidden (non-default) version */
   }
   return (void *)(t->base + s->st_value);
 }
 
-static void *lookup_gnu(const elf_tables *t, const char *name, const char *version)
+GS_NO_SANITIZE static void *lookup_gnu(const elf_tables *t, const char *name, const char *version)
 {
   uint32_t h = 5381;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = h * 33 + *p;
@@ -114,7 +134,7 @@ static void *lookup_gnu(const elf_tables *t, const char *name, const char *versi
   }
 }
 
-static void *lookup_sysv(const elf_tables *t, const char *name, const char *version)
+GS_NO_SANITIZE static void *lookup_sysv(const elf_tables *t, const char *name, const char *version)
 {
   uint32_t h = 0;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
@@ -133,40 +153,27 @@ static void *lookup_sysv(const elf_tables *t, const char *name, const char *vers
   return NULL;
 }
 
-typedef struct search {
-  const char *prefix, *name, *version;
-  void *found;
-} search;
-
-static int basename_has_prefix(const char *path, const char *prefix)
+/* The objects of the base namespace, in load order. The program, its
+ * preloads and their dependencies (the C library among them) come first
+ * and are never unloaded, so walking to them is safe while other threads
+ * load or unload later objects. */
+GS_NO_SANITIZE void *gs_elf_lookup(const char *object_basename_prefix, const char *name,
+                                   const char *version)
 {
-  const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  return strncmp(base, prefix, strlen(prefix)) == 0;
-}
-
-static int search_one(struct dl_phdr_info *info, size_t size, void *arg)
-{
-  (void)size;
-  search *s = arg;
-  if (!info->dlpi_name || !basename_has_prefix(info->dlpi_name, s->prefix)) return 0;
-  elf_tables t;
-  if (read_tables(info, &t) != 0) return 0;
-  s->found = t.gnu_hash ? lookup_gnu(&t, s->name, s->version) : lookup_sysv(&t, s->name, s->version);
-  return s->found != NULL;
-}
-
-void *gs_elf_lookup(const char *object_basename_prefix, const char *name, const char *version)
-{
-  search s = { object_basename_prefix, name, version, NULL };
-  dl_iterate_phdr(search_one, &s);
-  return s.found;
+  for (const struct link_map *l = _r_debug.r_map; l; l = l->l_next) {
+    if (!l->l_name || !basename_has_prefix(l->l_name, object_basename_prefix)) continue;
+    elf_tables t;
+    if (read_tables(l, &t) != 0) continue;
+    void *found = t.gnu_hash ? lookup_gnu(&t, name, version) : lookup_sysv(&t, name, version);
+    if (found) return found;
+  }
+  return NULL;
 }
 
 /* glibc 2.34 moved dlsym into libc.so.6 under a new version; before, it was
  * in libdl.so.2 under the first version of the architecture. Last, an
  * unversioned definition (a C library without symbol versions). */
-static void *find_libc(const char *name)
+GS_NO_SANITIZE static void *find_libc(const char *name)
 {
   static const char *const objects[] = { "libc.so", "libdl.so" };
   static const char *const versions[] = { "GLIBC_2.34", GS_GLIBC_FIRST_DL_VERSION, NULL };
@@ -182,25 +189,26 @@ static void *find_libc(const char *name)
 
 static _Atomic(void *) real_dlsym_p, real_dlvsym_p;
 
-static void *found_once(_Atomic(void *) *slot, const char *name)
+/* Racing threads find the same address; the first store wins. Built-in
+ * atomics, which no sanitizer rewrites in an uninstrumented function. */
+GS_NO_SANITIZE static void *found_once(_Atomic(void *) *slot, const char *name)
 {
-  void *f = atomic_load_explicit(slot, memory_order_acquire);
+  void *f = __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
   if (f) return f;
-  /* Racing threads find the same address; the first store wins. */
   f = find_libc(name);
   void *expected = NULL;
-  if (f && !atomic_compare_exchange_strong_explicit(slot, &expected, f, memory_order_acq_rel,
-                                                    memory_order_acquire))
+  if (f && !__atomic_compare_exchange_n((void **)slot, &expected, f, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
     f = expected;
   return f;
 }
 
-gs_dlsym_fn gs_real_dlsym(void)
+GS_NO_SANITIZE gs_dlsym_fn gs_real_dlsym(void)
 {
   return (gs_dlsym_fn)found_once(&real_dlsym_p, "dlsym");
 }
 
-gs_dlvsym_fn gs_real_dlvsym(void)
+GS_NO_SANITIZE gs_dlvsym_fn gs_real_dlvsym(void)
 {
   return (gs_dlvsym_fn)found_once(&real_dlvsym_p, "dlvsym");
 }

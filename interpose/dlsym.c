@@ -10,19 +10,19 @@
  *   exports, which come first in the global scope);
  * - an entry point on a real handle: the real dlsym, and where its answer
  *   is the very function the shim forwards that entry to, the shim's own
- *   export instead. The real call comes last, so dlerror() says what it
- *   left. */
+ *   export instead (answer() below). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "dl_real.h"
 #include "interpose.h"
 
 #define GS_HIDDEN __attribute__((visibility("hidden")))
 
-void *gs_dl_plan(void *handle, const char *name, int versioned) GS_HIDDEN;
+void *gs_dl_plan(void *handle, const char *name, int versioned) GS_HIDDEN GS_NO_SANITIZE;
 
 /* No C library dlsym was found (never seen with glibc): every lookup fails,
  * said once. */
@@ -48,23 +48,36 @@ static void *missing_dlvsym(void *handle, const char *name, const char *version)
   return NULL;
 }
 
+/* A found entry point: the shim's export when it is the very function the
+ * shim forwards to. Only an answer from a copy of cuBLAS makes the shim
+ * find (and keep) its cuBLAS, and that is the copy the program has loaded;
+ * a lookup that failed, or found another library's function of that name,
+ * is left as it is. The real lookup succeeded, which leaves dlerror() with
+ * nothing to say: whatever the search for cuBLAS left there is cleared. */
+static void *answer(int id, void *found)
+{
+  if (!found) return found;
+  Dl_info info;
+  if (!dladdr(found, &info) || !info.dli_fname) return found;
+  const char *base = strrchr(info.dli_fname, '/');
+  base = base ? base + 1 : info.dli_fname;
+  if (strncmp(base, "libcublas", 9) != 0 || !gs_entry_bind(id)) return found;
+  (void)dlerror();
+  return gs_entry_export_for(id, found);
+}
+
 static void *entry_dlsym(void *handle, const char *name)
 {
-  int id = gs_entry_id(name);
-  int armed = gs_entry_bind(id);
-  void *found = gs_real_dlsym()(handle, name);
-  return armed ? gs_entry_export_for(id, found) : found;
+  return answer(gs_entry_id(name), gs_real_dlsym()(handle, name));
 }
 
 static void *entry_dlvsym(void *handle, const char *name, const char *version)
 {
-  int id = gs_entry_id(name);
-  int armed = gs_entry_bind(id);
-  void *found = gs_real_dlvsym()(handle, name, version);
-  return armed ? gs_entry_export_for(id, found) : found;
+  return answer(gs_entry_id(name), gs_real_dlvsym()(handle, name, version));
 }
 
-void *gs_dl_plan(void *handle, const char *name, int versioned)
+/* From the stubs, before they jump: no libc call, nothing instrumented. */
+GS_NO_SANITIZE void *gs_dl_plan(void *handle, const char *name, int versioned)
 {
   void *real = versioned ? (void *)gs_real_dlvsym() : (void *)gs_real_dlsym();
   if (!real) return versioned ? (void *)missing_dlvsym : (void *)missing_dlsym;

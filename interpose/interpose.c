@@ -4,10 +4,12 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../dispatch/config.h"
 #include "../dispatch/dispatch.h"
@@ -61,23 +63,23 @@ static void *real_fns[GS_N_ENTRIES];
 static helpers help;
 static int lib_ok[GS_LIB_COUNT];
 static int disabled;
-static pthread_once_t lib_once[GS_LIB_COUNT] = { PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT };
-
 /* Set while a forwarded call runs on this thread: libcublas calls
  * cublasLtMatmul through its PLT, and those nested calls reach our export. */
 static __thread int forwarding;
 
-/* Set while this thread binds a library: a dlsym of an entry point from
- * inside that (a constructor of cuBLAS, say) must not wait for itself. */
-static __thread int binding;
+/* Each library is bound once: UNBOUND -> BINDING (one thread finds it)
+ * -> BOUND. A GEMM call waits for BOUND. A dlsym lookup waits a bounded
+ * time (gs_entry_bind): its thread may hold the loader lock that the
+ * binding thread needs, inside a dlopen whose constructor looks cuBLAS up.
+ * A lookup from the binding thread itself is left alone. */
+enum { UNBOUND, BINDING, BOUND };
+static atomic_int bind_state[GS_LIB_COUNT];
+static __thread int binding;   /* this thread is binding a library */
 
 static void bind_lib(gs_lib lib)
 {
   disabled = gs_config()->disable;
-  binding++;
-  int ready = gs_lib_ready(lib);
-  binding--;
-  if (!ready) return;
+  if (!gs_lib_ready(lib)) return;
   for (int i = 0; i < GS_N_ENTRIES; i++)
     if (entries[i].lib == lib) real_fns[i] = gs_lib_sym(lib, entries[i].name);
   if (lib == GS_LIB_BLAS) {
@@ -96,15 +98,53 @@ static void bind_lib(gs_lib lib)
   lib_ok[lib] = 1;
 }
 
-static void bind_blas(void) { bind_lib(GS_LIB_BLAS); }
-static void bind_lt(void) { bind_lib(GS_LIB_LT); }
+static void unbind_in_child(void);
+static void gs_bind_atfork(void) { pthread_atfork(NULL, NULL, unbind_in_child); }
+
+/* A fork while another thread binds: the child binds afresh. */
+static void unbind_in_child(void)
+{
+  for (int i = 0; i < GS_LIB_COUNT; i++) {
+    int s = BINDING;
+    atomic_compare_exchange_strong(&bind_state[i], &s, UNBOUND);
+  }
+  binding = 0;
+}
+
+/* Bind now if no thread has started; nonzero when this thread did. */
+static int bind_if_first(gs_lib lib)
+{
+  static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+  int s = UNBOUND;
+  if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != UNBOUND) return 0;
+  pthread_once(&atfork_once, gs_bind_atfork);
+  if (!atomic_compare_exchange_strong(&bind_state[lib], &s, BINDING)) return 0;
+  binding++;
+  bind_lib(lib);
+  binding--;
+  atomic_store_explicit(&bind_state[lib], BOUND, memory_order_release);
+  return 1;
+}
+
+/* For the GEMM calls: bound when it returns (0 only on this thread's own
+ * recursion into a library it is binding). */
+static int bind_wait(gs_lib lib)
+{
+  if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) == BOUND) return 1;
+  if (bind_if_first(lib)) return 1;
+  if (binding) return 0;
+  while (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != BOUND) {
+    struct timespec pause = { 0, 100000 };
+    nanosleep(&pause, NULL);
+  }
+  return 1;
+}
 
 /* The real function of an entry, or NULL (then the status to return). */
 static void *real_fn(int id, cublasStatus_t *status)
 {
   gs_lib lib = entries[id].lib;
-  pthread_once(&lib_once[lib], lib == GS_LIB_BLAS ? bind_blas : bind_lt);
-  if (!lib_ok[lib]) {
+  if (!bind_wait(lib) || !lib_ok[lib]) {
     *status = CUBLAS_STATUS_NOT_INITIALIZED;
     return NULL;
   }
@@ -120,19 +160,39 @@ static void *real_fn(int id, cublasStatus_t *status)
 
 /* ---- lookups by dlsym (dlsym.c) ---------------------------------------- */
 
-int gs_entry_id(const char *name)
+/* Called from the dlsym stubs, possibly before a sanitizer's runtime has
+ * started: no libc call, nothing instrumented. */
+GS_NO_SANITIZE int gs_entry_id(const char *name)
 {
-  if (strncmp(name, "cublas", 6) != 0) return -1;
-  for (int i = 0; i < GS_N_ENTRIES; i++)
-    if (!strcmp(name, entries[i].name)) return i;
+  static const char prefix[] = "cublas";
+  for (int i = 0; prefix[i]; i++)
+    if (name[i] != prefix[i]) return -1;
+  for (int i = 0; i < GS_N_ENTRIES; i++) {
+    const char *a = name, *b = entries[i].name;
+    while (*a && *a == *b) a++, b++;
+    if (*a == *b) return i;
+  }
   return -1;
 }
 
+/* A lookup while another thread binds waits for it, but at most a second:
+ * if that thread needs the loader lock this one holds (a lookup from a
+ * constructor, inside dlopen), waiting longer would never end. */
+#define LOOKUP_WAIT_STEPS 10000   /* of 100 us */
+
 int gs_entry_bind(int id)
 {
-  if (binding || gs_config()->disable) return 0;
+  if (gs_config()->disable) return 0;
   gs_lib lib = entries[id].lib;
-  pthread_once(&lib_once[lib], lib == GS_LIB_BLAS ? bind_blas : bind_lt);
+  if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != BOUND && !bind_if_first(lib)) {
+    if (binding) return 0;   /* this thread's own search */
+    for (int i = 0; i < LOOKUP_WAIT_STEPS; i++) {
+      if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) == BOUND) break;
+      struct timespec pause = { 0, 100000 };
+      nanosleep(&pause, NULL);
+    }
+    if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != BOUND) return 0;
+  }
   return lib_ok[lib];
 }
 

@@ -2,17 +2,19 @@
 #ifndef GS_INTERPOSE_H
 #define GS_INTERPOSE_H
 
-/* The entry point called NAME, or -1. */
-int gs_entry_id(const char *name);
+#include "dl_real.h"
 
-/* Finds the real cuBLAS the entry forwards to (once; may dlopen it with
- * RTLD_NOLOAD). Zero when lookups must be left alone: GEMMSHIM_DISABLE, no
- * cuBLAS found, or this thread is already inside that search. */
+/* The entry point called NAME, or -1. No libc call (GS_NO_SANITIZE). */
+int gs_entry_id(const char *name) GS_NO_SANITIZE;
+
+/* Finds the real cuBLAS the entry forwards to, once; waits at most a
+ * second for another thread's search. Zero when the lookup must be left
+ * alone: GEMMSHIM_DISABLE, no cuBLAS found, this thread's own search, or
+ * another's that did not end in time. */
 int gs_entry_bind(int id);
 
 /* FOUND, or the shim's own export where FOUND is the function the entry
- * forwards to. Compares pointers only: no dl* call, so dlerror() stays as
- * the real lookup left it. */
+ * forwards to (pointers compared, nothing called). */
 void *gs_entry_export_for(int id, void *found);
 
 #endif

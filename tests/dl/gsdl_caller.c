@@ -16,6 +16,7 @@ void *gsdl_next(void) { return dlsym(RTLD_NEXT, "gs_dl_probe"); }
 void *gsdl_vnext(const char *version) { return dlvsym(RTLD_NEXT, "gs_dl_probe", version); }
 
 void *gsdl_early_default, *gsdl_early_handle;
+volatile int gsdl_plug_started;   /* set by gsdl_plug's constructor */
 
 __attribute__((constructor)) static void look_up_early(void)
 {
