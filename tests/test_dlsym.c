@@ -367,14 +367,19 @@ static void expect_success(const char *name, int preload, const char *const *env
   if (pid_out) *pid_out = pid;
 }
 
-/* Where the shim must change nothing, it changes nothing. */
+/* Where the shim must change nothing, it changes nothing: with routing
+ * on, and with GEMMSHIM_DISABLE=1. */
 static void same_as_without_shim(const char *name)
 {
   static char plain[1 << 14], shimmed[1 << 14];
+  const char *disabled[] = { "GEMMSHIM_DISABLE=1", NULL };
   expect_success(name, 0, NULL, plain, sizeof plain, NULL);
-  expect_success(name, 1, NULL, shimmed, sizeof shimmed, NULL);
-  if (strcmp(plain, shimmed) != 0)
-    fail_msg("scenario %s differs under the shim.\nwithout:\n%s\nwith:\n%s", name, plain, shimmed);
+  for (int d = 0; d < 2; d++) {
+    expect_success(name, 1, d ? disabled : NULL, shimmed, sizeof shimmed, NULL);
+    if (strcmp(plain, shimmed) != 0)
+      fail_msg("scenario %s differs under the shim%s.\nwithout:\n%s\nwith:\n%s", name,
+               d ? " with GEMMSHIM_DISABLE=1" : "", plain, shimmed);
+  }
 }
 
 static void test_pseudo_handles_see_the_real_caller(void **state)
