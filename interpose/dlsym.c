@@ -61,9 +61,10 @@ static void *answer(int id, void *found)
   if (!dladdr(found, &info) || !info.dli_fname) return found;
   const char *base = strrchr(info.dli_fname, '/');
   base = base ? base + 1 : info.dli_fname;
-  if (strncmp(base, "libcublas", 9) != 0 || !gs_entry_bind(id)) return found;
+  if (strncmp(base, "libcublas", 9) != 0) return found;
+  int bound = gs_entry_bind(id);
   (void)dlerror();
-  return gs_entry_export_for(id, found);
+  return bound ? gs_entry_export_for(id, found) : found;
 }
 
 static void *entry_dlsym(void *handle, const char *name)

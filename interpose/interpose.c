@@ -74,7 +74,7 @@ static __thread int forwarding;
  * A lookup from the binding thread itself is left alone. */
 enum { UNBOUND, BINDING, BOUND };
 static atomic_int bind_state[GS_LIB_COUNT];
-static __thread int binding;   /* this thread is binding a library */
+static __thread int binding;   /* bit lib: this thread is binding that library */
 
 static void bind_lib(gs_lib lib)
 {
@@ -98,10 +98,8 @@ static void bind_lib(gs_lib lib)
   lib_ok[lib] = 1;
 }
 
-static void unbind_in_child(void);
-static void gs_bind_atfork(void) { pthread_atfork(NULL, NULL, unbind_in_child); }
-
-/* A fork while another thread binds: the child binds afresh. */
+/* A fork while another thread binds: the child binds afresh. Registered
+ * when the library loads, not inside a lookup. */
 static void unbind_in_child(void)
 {
   for (int i = 0; i < GS_LIB_COUNT; i++) {
@@ -111,28 +109,31 @@ static void unbind_in_child(void)
   binding = 0;
 }
 
+__attribute__((constructor)) static void arm_unbind_in_child(void)
+{
+  pthread_atfork(NULL, NULL, unbind_in_child);
+}
+
 /* Bind now if no thread has started; nonzero when this thread did. */
 static int bind_if_first(gs_lib lib)
 {
-  static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
   int s = UNBOUND;
   if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != UNBOUND) return 0;
-  pthread_once(&atfork_once, gs_bind_atfork);
   if (!atomic_compare_exchange_strong(&bind_state[lib], &s, BINDING)) return 0;
-  binding++;
+  binding |= 1 << lib;
   bind_lib(lib);
-  binding--;
+  binding &= ~(1 << lib);
   atomic_store_explicit(&bind_state[lib], BOUND, memory_order_release);
   return 1;
 }
 
 /* For the GEMM calls: bound when it returns (0 only on this thread's own
- * recursion into a library it is binding). */
+ * recursion into the library it is binding). */
 static int bind_wait(gs_lib lib)
 {
   if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) == BOUND) return 1;
   if (bind_if_first(lib)) return 1;
-  if (binding) return 0;
+  if (binding & (1 << lib)) return 0;
   while (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != BOUND) {
     struct timespec pause = { 0, 100000 };
     nanosleep(&pause, NULL);
@@ -185,7 +186,7 @@ int gs_entry_bind(int id)
   if (gs_config()->disable) return 0;
   gs_lib lib = entries[id].lib;
   if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) != BOUND && !bind_if_first(lib)) {
-    if (binding) return 0;   /* this thread's own search */
+    if (binding & (1 << lib)) return 0;   /* this thread's own search */
     for (int i = 0; i < LOOKUP_WAIT_STEPS; i++) {
       if (atomic_load_explicit(&bind_state[lib], memory_order_acquire) == BOUND) break;
       struct timespec pause = { 0, 100000 };
