@@ -130,7 +130,11 @@ typedef struct fake_stream {
 typedef struct fake_event {
   uint64_t ctx_id;
   unsigned long recorded, done;   /* sequence numbers */
+  double at_ms;                   /* the GPU's clock when it ran */
 } fake_event;
+
+/* The "GPU"'s clock: each kernel (OP_WORK) takes work_ms of it. */
+static double gpu_clock_ms, work_ms = 0.5;
 
 typedef struct fake_pool {
   uint64_t ctx_id;
@@ -225,6 +229,7 @@ static int run_locked(void)
         o.fn(o.arg);
         LOCK();
       }
+      gpu_clock_ms += work_ms;
       free(o.arg);
       break;
     }
@@ -235,6 +240,7 @@ static int run_locked(void)
       break;
     case OP_EVENT:
       o.ev->done = o.seq;
+      o.ev->at_ms = gpu_clock_ms;
       break;
     case OP_FREE: {
       alloc *a = find_alloc(o.ptr);
@@ -337,6 +343,8 @@ void fake_cuda_reset(void)
   driver_version = 13000;
   no_device_error = cudaSuccess;
   capture_elsewhere = 0;
+  gpu_clock_ms = 0;
+  work_ms = 0.5;
   UNLOCK();
   ctx_depth = 0;
   last_error = cudaSuccess;
@@ -546,11 +554,29 @@ cudaError_t cudaEventQuery(cudaEvent_t ev)
   return fail(e);
 }
 
+void fake_cuda_set_work_ms(double ms)
+{
+  LOCK();
+  work_ms = ms;
+  UNLOCK();
+}
+
+/* As documented: both events must have completed (else cudaErrorNotReady)
+ * and belong to a live context. */
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
-  (void)a; (void)b;
-  *ms = 0.5f;
-  return cudaSuccess;
+  LOCK();
+  fake_event *fa = (fake_event *)a, *fb = (fake_event *)b;
+  cudaError_t e = planned_failure("cudaEventElapsedTime");
+  if (e == cudaSuccess && (fa->ctx_id != primary.id || fb->ctx_id != primary.id)) {
+    fake_stats.dead_uses++;
+    e = cudaErrorContextIsDestroyed;
+  }
+  if (e == cudaSuccess && (!fa->recorded || !fb->recorded)) e = cudaErrorInvalidResourceHandle;
+  if (e == cudaSuccess && (fa->done < fa->recorded || fb->done < fb->recorded)) e = cudaErrorNotReady;
+  if (e == cudaSuccess) *ms = (float)(fb->at_ms - fa->at_ms);
+  UNLOCK();
+  return fail(e);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t ev)

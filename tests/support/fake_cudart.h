@@ -70,6 +70,10 @@ void fake_cuda_leave_error(cudaError_t e);
  * "cudaMallocFromPoolAsync", "launch" for fake_launch) fails with e. */
 void fake_cuda_fail_next(const char *api, cudaError_t e);
 
+/* How long each kernel (fake_launch) takes on the fake GPU's clock, which
+ * events read (default 0.5 ms; fake_cuda_reset restores it). */
+void fake_cuda_set_work_ms(double ms);
+
 /* Run everything queued, in order. Returns how many operations ran. */
 int fake_cuda_run(void);
 int fake_cuda_queued(void);
