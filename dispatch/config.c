@@ -176,6 +176,7 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
     cfg->force = read_bool(get, "GEMMSHIM_FORCE", 0, warn, &bad);
   }
   cfg->ab_every = read_long(get, "GEMMSHIM_AB", 0, 0, 1L << 30, warn, &bad);
+  cfg->time_every = read_long(get, "GEMMSHIM_TIME", 0, 0, 1L << 30, warn, &bad);
   cfg->ab_scratch_mb = read_long(get, "GEMMSHIM_AB_SCRATCH_MB", GS_AB_SCRATCH_MB_DEFAULT, 1,
                                  1L << 20, warn, &bad);
   const char *mode = get("GEMMSHIM_AB_MODE");
@@ -203,6 +204,8 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   if (cfg->ab_every && !cfg->ab_log_path[0] && warn)
     fprintf(warn, "gemmshim: GEMMSHIM_AB is set without GEMMSHIM_AB_LOG: comparisons run, "
                   "only the summary log (GEMMSHIM_LOG) will count them\n");
+  if (cfg->time_every && !cfg->log_path[0] && warn)
+    fprintf(warn, "gemmshim: GEMMSHIM_TIME is set without GEMMSHIM_LOG: nothing will be timed\n");
   const char *brk = get("GEMMSHIM_TEST_BREAK");
   if (brk) snprintf(cfg->test_break, sizeof cfg->test_break, "%s", brk);
   read_path(get, "GEMMSHIM_CUBLAS_LIB", cfg->cublas_lib, warn, &bad);

@@ -30,6 +30,8 @@ typedef struct gs_config_t {
   int emulate_single; /* CUBLAS_EMULATE_SINGLE_PRECISION=1: cuBLAS's own
                          FP32-emulation switch, which opts in the same way */
   long ab_every;    /* GEMMSHIM_AB: 0 off, N compares one routed call in N */
+  long time_every;  /* GEMMSHIM_TIME: 0 off, N times one call in N of each
+                       log row (CUDA events, read later) */
   int ab_shadow;    /* GEMMSHIM_AB_MODE=shadow: the app gets cuBLAS's bits */
   long ab_scratch_mb;                /* GEMMSHIM_AB_SCRATCH_MB per device */
   char ab_log_path[GS_PATH_MAX];     /* GEMMSHIM_AB_LOG, %p expanded */

@@ -1,5 +1,6 @@
-/* A routed call, in order: route, our kernels loaded (else forward), the
- * first-use check or an A/B comparison, launch, tally. */
+/* A routed call, in order: route, the start of its timing (GEMMSHIM_TIME),
+ * our kernels loaded (else forward), the first-use check or an A/B
+ * comparison, launch, tally, the end of its timing. */
 #include "dispatch.h"
 
 #include "config.h"
@@ -13,6 +14,7 @@
 #include "nvtx.h"
 #include "selfcheck.h"
 #include "tally.h"
+#include "timing.h"
 
 /* Serve a routed call; 0 when it must be forwarded after all. */
 static int serve(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *status)
@@ -44,6 +46,7 @@ int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
   *d = gs_route(g);
   const int nvtx = gs_config()->nvtx;
   if (nvtx) gs_nvtx_push(g, d);
+  gs_time_begin(g, d);
   if (d->reason != GS_R_ROUTED) return 0;
   gs_gpu_entered e;
   if (gs_gpu_enter(g->stream, &e) != 0) {
@@ -66,16 +69,16 @@ int gs_dispatch(gs_gemm *g, gs_decision *d, int *status)
     gs_nvtx_pop();
     if (!served) gs_nvtx_push(g, d);
   }
-  if (served) gs_tally_add(g, d);
+  if (served) gs_time_end(gs_tally_add(g, d), g, d);
   return served;
 }
 
-void gs_dispatch_forwarded(gs_gemm *g, const gs_decision *d)
+void gs_dispatch_forwarded(gs_gemm *g, gs_decision *d)
 {
   /* The log is a record to replay: it needs the pointer and math mode
    * even of a call decided before the router read the handle's state. */
   if (!g->state_loaded && g->load_state && gs_config()->log_path[0])
     g->state_loaded = g->load_state(g) == 0;
-  gs_tally_add(g, d);
+  gs_time_end(gs_tally_add(g, d), g, d);
   if (gs_config()->nvtx) gs_nvtx_pop();
 }

@@ -100,7 +100,7 @@ static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
 
 gs_decision gs_route(gs_gemm *g)
 {
-  gs_decision d = { GS_R_DTYPE, NULL, -1, NULL };
+  gs_decision d = { GS_R_DTYPE, NULL, -1, NULL, 0, 0 };
   if (!gs_config()->route) { d.reason = GS_R_ROUTING_OFF; return d; }
   if (gs_args_invalid(g)) { d.reason = GS_R_BAD_ARGS; return d; }
   if (g->m == 0 || g->n == 0 || g->k == 0) { d.reason = GS_R_EMPTY; return d; }

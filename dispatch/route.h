@@ -13,6 +13,10 @@ typedef struct gs_decision {
   int device;                 /* the stream's device, when it was needed */
   struct gs_ctx *ctx;         /* the shim's state for the stream's context,
                                  set with device */
+  /* GEMMSHIM_TIME (timing.c): 1 + the sample slot of a timed call, or 0;
+   * and what to count when the call is tallied (GS_TIME_*). */
+  int time_slot;
+  int time_note;
 } gs_decision;
 
 /* Decide where the call goes. May call g->load_state once. */

@@ -19,6 +19,7 @@
 #define SLOTS 1024u       /* distinct rows per thread table (power of two) */
 #define MAX_PROBE 64u
 #define MERGE_ROWS 8192u  /* distinct rows a log write merges (power of two) */
+#define MERGE_HISTS 512u  /* of those, how many get a median */
 
 /* ---- counting ----------------------------------------------------------- */
 
@@ -45,12 +46,22 @@ typedef struct key {
 _Static_assert(sizeof(key) == 12 * 8 + 2 * sizeof(void *) + 10 * 4 + 8 + 4 + 4,
                "key has padding: memcmp would compare it");
 
-typedef struct row {
+/* What GEMMSHIM_TIME measured of a row: sampled calls timed and their
+ * total, calls in a capturing stream, samples whose time was lost. */
+typedef struct row_time { uint64_t timed, ns, captured, dropped; } row_time;
+
+typedef struct gs_tally_row {
   atomic_uint ready;        /* 0 empty, 1 key written (release) */
   uint64_t hash;            /* of k: most mismatches end here */
   key k;
   atomic_uint_least64_t count;
   atomic_uint_least64_t written;   /* of count, how much a log write took */
+  /* GEMMSHIM_TIME: added to by whichever thread reads a sample's events;
+   * time_written and the second half of hist (GS_TIME_BINS counts, then
+   * as many written) only by a log write. */
+  atomic_uint_least64_t timed, time_ns, captured, dropped;
+  row_time time_written;
+  _Atomic(atomic_uint *) hist;     /* made at the row's first timed call */
 } row;
 
 typedef struct table {
@@ -151,117 +162,175 @@ static int route_id_of_name(const char *name)
   return -1;
 }
 
-void gs_tally_add(const gs_gemm *g, const gs_decision *d)
+static void count_route(table *t, const gs_decision *d)
 {
-  table *t = thread_table();
-  if (!t) return;
   if ((unsigned)d->reason < GS_R_COUNT) {
     atomic_uint_least64_t *c = &t->by_route[route_id(d->variant)][d->reason];
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
                           memory_order_relaxed);   /* only this thread writes it */
   }
+}
+
+static void key_of_call(const gs_gemm *g, const gs_decision *d, key *out)
+{
   /* copied from a zero key, not memset: a copy is a few vector stores,
    * memset of this size a slow-starting rep stos */
   static const key zero;
-  key k = zero;
-  k.m = g->m; k.n = g->n; k.k = g->k; k.batch = g->batch;
-  k.entry_class = gs_rt_entry_class_of(g);
+  key *k = out;
+  *k = zero;
+  k->m = g->m; k->n = g->n; k->k = g->k; k->batch = g->batch;
+  k->entry_class = gs_rt_entry_class_of(g);
   /* The BLAS entry points write C: D is C (its pointer, ld, stride, type). */
-  const int lt = k.entry_class == GS_EC_LT, batched = k.entry_class != GS_EC_GEMM;
+  const int lt = k->entry_class == GS_EC_LT, batched = k->entry_class != GS_EC_GEMM;
   const void *ptr[4] = { g->A, g->B, g->C, lt ? (const void *)g->D : g->C };
   const int types[4] = { g->a_type, g->b_type, g->c_type,
                          lt && g->d_type != GS_NONE ? g->d_type : g->c_type };
-  k.ld[0] = g->lda; k.ld[1] = g->ldb; k.ld[2] = g->ldc; k.ld[3] = lt ? g->ldd : g->ldc;
+  k->ld[0] = g->lda; k->ld[1] = g->ldb; k->ld[2] = g->ldc; k->ld[3] = lt ? g->ldd : g->ldc;
   if (batched) {
-    k.stride[0] = g->stride_a; k.stride[1] = g->stride_b; k.stride[2] = g->stride_c;
-    k.stride[3] = lt ? g->stride_d : g->stride_c;
+    k->stride[0] = g->stride_a; k->stride[1] = g->stride_b; k->stride[2] = g->stride_c;
+    k->stride[3] = lt ? g->stride_d : g->stride_c;
   }
   for (int i = 0; i < 4; i++) {
     /* as the route table's key reckons them (route_table.c) */
-    k.align_ptr[i] = (uint8_t)gs_rt_align_of((uint64_t)(uintptr_t)ptr[i]);
-    k.align_ld[i] = (uint8_t)gs_rt_align_of((uint64_t)k.ld[i] * (uint64_t)gs_dtype_bytes(types[i]));
+    k->align_ptr[i] = (uint8_t)gs_rt_align_of((uint64_t)(uintptr_t)ptr[i]);
+    k->align_ld[i] = (uint8_t)gs_rt_align_of((uint64_t)k->ld[i] * (uint64_t)gs_dtype_bytes(types[i]));
   }
   /* GS_NONE until read (cuBLASLt's come with its descriptor) */
-  k.pointer_mode = g->pointer_mode;
-  k.math_mode = lt ? GS_NONE : g->math_mode;
-  k.entry_name = g->entry_name;
-  k.route = d->variant ? d->variant->name : "cublas";
-  k.a_type = g->a_type; k.b_type = g->b_type; k.c_type = g->c_type;
-  k.compute = g->compute_type;
-  k.reason = (int32_t)d->reason;
-  k.epilogue = g->epilogue;
-  k.device = d->device;
-  gs_layout_name(g, k.layout);
-  uint64_t h = hash_key(&k);
+  k->pointer_mode = g->pointer_mode;
+  k->math_mode = lt ? GS_NONE : g->math_mode;
+  k->entry_name = g->entry_name;
+  k->route = d->variant ? d->variant->name : "cublas";
+  k->a_type = g->a_type; k->b_type = g->b_type; k->c_type = g->c_type;
+  k->compute = g->compute_type;
+  k->reason = (int32_t)d->reason;
+  k->epilogue = g->epilogue;
+  k->device = d->device;
+  gs_layout_name(g, k->layout);
+}
+
+/* The thread's row for k: found, else made when make is set; NULL when
+ * there is none (or no room: the caller counts an overflow). */
+static row *find_row(table *t, const key *k, int make)
+{
+  uint64_t h = hash_key(k);
   for (unsigned i = 0; i < MAX_PROBE; i++) {
     row *r = &t->rows[(h + i) & (SLOTS - 1)];
     if (!atomic_load_explicit(&r->ready, memory_order_relaxed)) {
+      if (!make) return NULL;
       r->hash = h;
-      r->k = k;
-      atomic_store_explicit(&r->count, 1, memory_order_relaxed);
+      r->k = *k;
+      atomic_store_explicit(&r->count, 0, memory_order_relaxed);
       atomic_store_explicit(&r->ready, 1, memory_order_release);
-      return;
+      return r;
     }
-    if (r->hash == h && !memcmp(&r->k, &k, sizeof k)) {
-      /* Only the owning thread writes the row, so a load and a store
-       * count exactly; the atomics keep a reader from a torn value. */
-      atomic_store_explicit(&r->count,
-                            atomic_load_explicit(&r->count, memory_order_relaxed) + 1,
-                            memory_order_relaxed);
-      return;
+    if (r->hash == h && !memcmp(&r->k, k, sizeof *k)) return r;
+  }
+  return NULL;
+}
+
+gs_tally_row *gs_tally_add(const gs_gemm *g, const gs_decision *d)
+{
+  table *t = thread_table();
+  if (!t) return NULL;
+  count_route(t, d);
+  key k;
+  key_of_call(g, d, &k);
+  row *r = find_row(t, &k, 1);
+  if (!r) {
+    atomic_fetch_add_explicit(&t->overflow, 1, memory_order_relaxed);
+    return NULL;
+  }
+  /* Only the owning thread writes the count, so a load and a store count
+   * exactly; the atomics keep a reader from a torn value. */
+  atomic_store_explicit(&r->count, atomic_load_explicit(&r->count, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+  return r;
+}
+
+uint64_t gs_tally_calls_before(const gs_gemm *g, const gs_decision *d)
+{
+  table *t = thread_table();
+  if (!t) return 0;
+  key k;
+  key_of_call(g, d, &k);
+  row *r = find_row(t, &k, 0);
+  return r ? atomic_load_explicit(&r->count, memory_order_relaxed) : 0;
+}
+
+/* ---- time (GEMMSHIM_TIME) -------------------------------------------------- */
+
+/* Log-spaced bins of nanoseconds, 16 per octave (a bin spans at most 1/16
+ * of its value; the median is written as the bin's middle): below 32 ns a
+ * bin per nanosecond, then 32 << 0..36 in 16 steps each. */
+static unsigned time_bin(uint64_t ns)
+{
+  if (ns < 32) return (unsigned)ns;
+  unsigned msb = 63u - (unsigned)__builtin_clzll(ns);
+  unsigned b = msb * 16u + (unsigned)((ns >> (msb - 4)) & 15u);
+  return b < GS_TIME_BINS ? b : GS_TIME_BINS - 1;
+}
+
+static uint64_t time_bin_middle(unsigned b)
+{
+  if (b < 32) return b;
+  unsigned msb = b / 16, frac = b % 16;
+  uint64_t width = 1ull << (msb - 4);
+  return (16ull + frac) * width + width / 2;
+}
+
+void gs_tally_timed(gs_tally_row *r, uint64_t ns)
+{
+  if (!r) return;
+  atomic_uint *h = atomic_load_explicit(&r->hist, memory_order_acquire);
+  if (!h) {
+    atomic_uint *mine = calloc(2 * GS_TIME_BINS, sizeof *mine);
+    if (mine) {
+      atomic_uint *none = NULL;
+      if (atomic_compare_exchange_strong(&r->hist, &none, mine)) h = mine;
+      else { free(mine); h = none; }
     }
   }
-  atomic_fetch_add_explicit(&t->overflow, 1, memory_order_relaxed);
+  if (h) atomic_fetch_add_explicit(&h[time_bin(ns)], 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&r->time_ns, ns, memory_order_relaxed);
+  atomic_fetch_add_explicit(&r->timed, 1, memory_order_release);
+}
+
+void gs_tally_time_captured(gs_tally_row *r)
+{
+  if (r) atomic_fetch_add_explicit(&r->captured, 1, memory_order_relaxed);
+}
+
+void gs_tally_time_dropped(gs_tally_row *r)
+{
+  if (r) atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
 }
 
 /* ---- reading ------------------------------------------------------------- */
 
-/* Every row of every table, merged by key into a sorted array. */
-typedef struct merged { key k; uint64_t count; } merged;
+/* Rows merged by key across threads, for a log write. */
+typedef struct merged {
+  key k;
+  uint64_t count;
+  row_time t;
+  int hist;                 /* its bins in merge_hist, or -1 */
+} merged;
+
+/* What a log write takes: the counts not yet written (or all of them),
+ * merged by key in a static table (no allocation: a signal handler may be
+ * writing), with the timing bins of up to MERGE_HISTS merged rows. */
+static merged merge_buf[MERGE_ROWS];
+static unsigned char merge_used[MERGE_ROWS];
+static size_t merge_n;
+static uint64_t merge_overflow;
+static uint32_t merge_hist[MERGE_HISTS][GS_TIME_BINS];
+static size_t merge_hists;   /* of merge_hist, in use */
+static atomic_int writing;   /* one log write at a time in this process */
 
 static int key_cmp(const key *x, const key *y)
 {
   int c = strcmp(x->entry_name, y->entry_name);
   if (c) return c;
   return memcmp(x, y, sizeof *x);
-}
-
-static int cmp_merged(const void *a, const void *b)
-{
-  return key_cmp(&((const merged *)a)->k, &((const merged *)b)->k);
-}
-
-static merged *merge_rows(size_t *n_out, uint64_t *overflow)
-{
-  size_t n = 0, cap = 0;
-  merged *out = NULL;
-  *overflow = 0;
-  for (table *t = atomic_load(&all_tables); t; t = t->next) {
-    *overflow += atomic_load(&t->overflow);
-    for (unsigned i = 0; i < SLOTS; i++) {
-      row *r = &t->rows[i];
-      if (!atomic_load_explicit(&r->ready, memory_order_acquire)) continue;
-      if (n == cap) {
-        size_t nc = cap ? 2 * cap : 64;
-        merged *m = realloc(out, nc * sizeof *m);
-        if (!m) { *n_out = n; return out; }
-        out = m; cap = nc;
-      }
-      out[n].k = r->k;
-      out[n].count = atomic_load_explicit(&r->count, memory_order_relaxed);
-      n++;
-    }
-  }
-  if (n) qsort(out, n, sizeof *out, cmp_merged);
-  size_t w = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (w && !memcmp(&out[w - 1].k, &out[i].k, sizeof out[i].k))
-      out[w - 1].count += out[i].count;
-    else
-      out[w++] = out[i];
-  }
-  *n_out = w;
-  return out;
 }
 
 uint64_t gs_tally_count(const char *route, int reason)
@@ -328,8 +397,57 @@ static void put_pointer_mode(text *t, int32_t mode)
   else put_i64(t, mode);
 }
 
-static void put_row(text *t, long pid, const key *k, uint64_t count)
+/* Microseconds with three decimals, from nanoseconds. */
+static void put_us(text *t, uint64_t ns)
 {
+  put_u64(t, ns / 1000);
+  char frac[5] = { '.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+                   (char)('0' + ns % 10), 0 };
+  put_str(t, frac);
+}
+
+/* v3: what GEMMSHIM_TIME measured; '-' throughout when it is off. */
+static void put_time(text *t, const merged *m)
+{
+  if (!gs_config()->time_every) {
+    put_str(t, ",-,-,-,-,-");
+    return;
+  }
+  const row_time *rt = &m->t;
+  put_str(t, ",");
+  put_u64(t, rt->timed);
+  uint64_t in_bins = 0;
+  if (m->hist >= 0)
+    for (unsigned b = 0; b < GS_TIME_BINS; b++) in_bins += merge_hist[m->hist][b];
+  put_str(t, ",");
+  if (in_bins) {
+    /* the lower median: the bin holding the (in_bins + 1) / 2-th sample */
+    uint64_t seen = 0, half = (in_bins + 1) / 2;
+    unsigned b = 0;
+    for (; b < GS_TIME_BINS; b++)
+      if ((seen += merge_hist[m->hist][b]) >= half) break;
+    put_us(t, time_bin_middle(b));
+  } else {
+    put_str(t, "-");
+  }
+  put_str(t, ",");
+  if (rt->timed) {
+    /* the mean of the timed calls, for every call that ran when made */
+    uint64_t ran = m->count > rt->captured ? m->count - rt->captured : 0;
+    put_us(t, (uint64_t)((double)rt->ns / (double)rt->timed * (double)ran + 0.5));
+  } else {
+    put_str(t, "-");
+  }
+  put_str(t, ",");
+  put_u64(t, rt->captured);
+  put_str(t, ",");
+  put_u64(t, rt->dropped);
+}
+
+static void put_row(text *t, long pid, const merged *m)
+{
+  const key *k = &m->k;
+  const uint64_t count = m->count;
   put_i64(t, pid);
   const char *names[7] = { k->entry_name, gs_dtype_name(k->a_type), gs_dtype_name(k->b_type),
                            gs_dtype_name(k->c_type), gs_compute_name(k->compute), k->layout,
@@ -382,6 +500,7 @@ static void put_row(text *t, long pid, const key *k, uint64_t count)
   put_clean(t, id ? id->gpu_name : "", id ? sizeof id->gpu_name : 0);
   put_str(t, ",");
   put_clean(t, id ? id->uuid : "", id ? sizeof id->uuid : 0);
+  put_time(t, m);
   put_str(t, "\n");
 }
 
@@ -391,79 +510,99 @@ static void put_overflow(text *t, long pid, uint64_t count)
   put_str(t, ",(other),-,-,-,-,-,-,-1,-1,-1,-1,-,too_many_distinct_rows,");
   put_u64(t, count);
   /* device, then v2's columns: '-' for names, -1 for numbers */
-  put_str(t, ",-1,-,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-,-,-,-\n");
-}
-
-size_t gs_tally_write_csv(FILE *out)
-{
-  size_t n;
-  uint64_t overflow;
-  merged *rows = merge_rows(&n, &overflow);
-  long pid = (long)getpid();
-  fprintf(out, "%s\n%s\n", GS_LOG_VERSION, GS_LOG_HEADER);
-  char buf[1024];
-  for (size_t i = 0; i < n; i++) {
-    text t = { buf, 0, sizeof buf };
-    put_row(&t, pid, &rows[i].k, rows[i].count);
-    fwrite(buf, 1, t.len, out);
-  }
-  if (overflow) {
-    text t = { buf, 0, sizeof buf };
-    put_overflow(&t, pid, overflow);
-    fwrite(buf, 1, t.len, out);
-  }
-  free(rows);
-  return n;
+  put_str(t, ",-1,-,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-,-,-,-");
+  /* v3's time columns: not attributed */
+  put_str(t, ",-,-,-,-,-\n");
 }
 
 /* ---- writing the log ----------------------------------------------------------- */
 
-/* What a log write takes: the counts not yet written, merged by key in a
- * static table (no allocation: a signal handler may be writing). */
-static merged merge_buf[MERGE_ROWS];
-static unsigned char merge_used[MERGE_ROWS];
-static size_t merge_n;
-static uint64_t merge_overflow;
-static atomic_int writing;   /* one log write at a time in this process */
 
-static void merge_new(const key *k, uint64_t hash, uint64_t count)
+/* The merged row of key k, made when new; NULL when the table is full. */
+static merged *merge_slot(const key *k, uint64_t hash)
 {
   for (unsigned i = 0; i < MERGE_ROWS; i++) {
     unsigned s = (unsigned)(hash + i) & (MERGE_ROWS - 1);
     if (!merge_used[s]) {
       merge_used[s] = 1;
+      memset(&merge_buf[s], 0, sizeof merge_buf[s]);
       merge_buf[s].k = *k;
-      merge_buf[s].count = count;
+      merge_buf[s].hist = -1;
       merge_n++;
-      return;
+      return &merge_buf[s];
     }
-    if (!memcmp(&merge_buf[s].k, k, sizeof *k)) {
-      merge_buf[s].count += count;
-      return;
-    }
+    if (!memcmp(&merge_buf[s].k, k, sizeof *k)) return &merge_buf[s];
   }
-  merge_overflow += count;
+  return NULL;
 }
 
-/* Take what every table counted since the last write; marks it written.
- * Returns whether there is anything. */
-static int collect_new(void)
+static row_time time_now(row *r)
+{
+  row_time t;
+  t.timed = atomic_load_explicit(&r->timed, memory_order_acquire);
+  t.ns = atomic_load_explicit(&r->time_ns, memory_order_relaxed);
+  t.captured = atomic_load_explicit(&r->captured, memory_order_relaxed);
+  t.dropped = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+  return t;
+}
+
+/* A row's timing bins into its merged row (since the last write when
+ * taking, all of them otherwise). Merged rows beyond MERGE_HISTS get no
+ * bins: their median is written as unknown. */
+static void merge_bins(merged *m, row *r, int take)
+{
+  atomic_uint *h = atomic_load_explicit(&r->hist, memory_order_acquire);
+  if (!h) return;
+  if (m->hist < 0 && merge_hists < MERGE_HISTS) {
+    m->hist = (int)merge_hists++;
+    memset(merge_hist[m->hist], 0, sizeof merge_hist[m->hist]);
+  }
+  for (unsigned b = 0; b < GS_TIME_BINS; b++) {
+    unsigned now = atomic_load_explicit(&h[b], memory_order_relaxed);
+    unsigned before = take ? atomic_load_explicit(&h[GS_TIME_BINS + b], memory_order_relaxed) : 0;
+    if (m->hist >= 0) merge_hist[m->hist][b] += now - before;
+    if (take) atomic_store_explicit(&h[GS_TIME_BINS + b], now, memory_order_relaxed);
+  }
+}
+
+/* Merge every table's rows into merge_buf: what was counted since the last
+ * write, marked written (take), or everything so far. Returns whether there
+ * is anything. */
+static int collect(int take)
 {
   memset(merge_used, 0, sizeof merge_used);
   merge_n = 0;
   merge_overflow = 0;
+  merge_hists = 0;
   for (table *t = atomic_load(&all_tables); t; t = t->next) {
-    uint64_t o = atomic_load(&t->overflow), ow = atomic_load(&t->overflow_written);
+    uint64_t o = atomic_load(&t->overflow), ow = take ? atomic_load(&t->overflow_written) : 0;
     merge_overflow += o - ow;
-    atomic_store(&t->overflow_written, o);
+    if (take) atomic_store(&t->overflow_written, o);
     for (unsigned i = 0; i < SLOTS; i++) {
       row *r = &t->rows[i];
       if (!atomic_load_explicit(&r->ready, memory_order_acquire)) continue;
       uint64_t c = atomic_load_explicit(&r->count, memory_order_relaxed);
-      uint64_t w = atomic_load_explicit(&r->written, memory_order_relaxed);
-      if (c == w) continue;
-      atomic_store_explicit(&r->written, c, memory_order_relaxed);
-      merge_new(&r->k, r->hash, c - w);
+      uint64_t w = take ? atomic_load_explicit(&r->written, memory_order_relaxed) : 0;
+      row_time now = time_now(r), before = { 0, 0, 0, 0 };
+      if (take) before = r->time_written;
+      row_time d = { now.timed - before.timed, now.ns - before.ns,
+                     now.captured - before.captured, now.dropped - before.dropped };
+      if (c == w && !d.timed && !d.captured && !d.dropped) continue;
+      if (take) {
+        atomic_store_explicit(&r->written, c, memory_order_relaxed);
+        r->time_written = now;
+      }
+      merged *m = merge_slot(&r->k, r->hash);
+      if (!m) {
+        merge_overflow += c - w;
+        continue;
+      }
+      m->count += c - w;
+      m->t.timed += d.timed;
+      m->t.ns += d.ns;
+      m->t.captured += d.captured;
+      m->t.dropped += d.dropped;
+      if (d.timed || !take) merge_bins(m, r, take);
     }
   }
   return merge_n > 0 || merge_overflow > 0;
@@ -515,10 +654,11 @@ static void say(const char *a, const char *b)
   if (write_all(2, a, strlen(a)) == 0 && write_all(2, b, strlen(b)) == 0) write_all(2, "\n", 1);
 }
 
-/* What a log file holds, read under its lock: nothing yet, a v2 log (its
- * first line is GS_LOG_VERSION), or anything else: an older shim's v1 log
- * (no version line), another version's, or a file that cannot be read. */
-enum { LOG_EMPTY, LOG_V2, LOG_OTHER };
+/* What a log file holds, read under its lock: nothing yet, a log of this
+ * version (its first line is GS_LOG_VERSION), or anything else: an older
+ * shim's log (v1 had no version line, v2 fewer columns), another
+ * version's, or a file that cannot be read. */
+enum { LOG_EMPTY, LOG_OURS, LOG_OTHER };
 
 static int log_kind(int fd)
 {
@@ -535,7 +675,7 @@ static int log_kind(int fd)
     if (r <= 0) break;
     got += (size_t)r;
   }
-  return got == sizeof first - 1 && !memcmp(buf, first, got) ? LOG_V2 : LOG_OTHER;
+  return got == sizeof first - 1 && !memcmp(buf, first, got) ? LOG_OURS : LOG_OTHER;
 }
 
 /* Open and lock a log file; the caller unlocks by closing it. Read and
@@ -569,11 +709,34 @@ static int write_rows(int fd, int kind)
       rc |= write_all(fd, buf, t.len);
       t.len = 0;
     }
-    put_row(&t, pid, &merge_buf[i].k, merge_buf[i].count);
+    put_row(&t, pid, &merge_buf[i]);
   }
   if (merge_overflow) put_overflow(&t, pid, merge_overflow);
   rc |= write_all(fd, buf, t.len);
   return rc;
+}
+
+size_t gs_tally_write_csv(FILE *out)
+{
+  if (atomic_exchange(&writing, 1)) return 0;
+  collect(0);
+  sort_merged();
+  fprintf(out, "%s\n%s\n", GS_LOG_VERSION, GS_LOG_HEADER);
+  long pid = (long)getpid();
+  char buf[1024];
+  for (size_t i = 0; i < merge_n; i++) {
+    text t = { buf, 0, sizeof buf };
+    put_row(&t, pid, &merge_buf[i]);
+    fwrite(buf, 1, t.len, out);
+  }
+  if (merge_overflow) {
+    text t = { buf, 0, sizeof buf };
+    put_overflow(&t, pid, merge_overflow);
+    fwrite(buf, 1, t.len, out);
+  }
+  size_t n = merge_n;
+  atomic_store(&writing, 0);
+  return n;
 }
 
 static atomic_int said_other_format;   /* once per process */
@@ -581,16 +744,16 @@ static atomic_int said_other_format;   /* once per process */
 /* Several processes may share one log path (torchrun ranks without %p):
  * whole blocks are appended under an exclusive record lock, the header only
  * into an empty file, so no process's rows are lost. A file in another
- * format (an older shim's v1 log: no version line) is not appended to,
- * so that no file mixes formats: the rows go to PATH.v2, under the same
- * rules. Only async-signal-safe calls from here on. */
+ * format (an older shim's v1 or v2 log) is not appended to, so that no
+ * file mixes formats: the rows go to PATH.v3, under the same rules. Only
+ * async-signal-safe calls from here on. */
 int gs_tally_flush_log(void)
 {
   const gs_config_t *cfg = gs_config();
   if (!cfg->log_path[0]) return 0;
   if (atomic_exchange(&writing, 1)) return 0;   /* a write is under way (interrupted?) */
   int rc = 0;
-  if (collect_new()) {
+  if (collect(1)) {
     sort_merged();
     const char *path = cfg->log_path;
     int fd = open_locked(path);
@@ -604,7 +767,7 @@ int gs_tally_flush_log(void)
       path = other;
       if (!atomic_exchange(&said_other_format, 1)) {
         const char *parts[] = { "gemmshim: GEMMSHIM_LOG ", cfg->log_path,
-                                " is not a v2 gemmshim log (an older gemmshim's?): it is left as "
+                                " is not a v3 gemmshim log (an older gemmshim's?): it is left as "
                                 "it is, and this process's rows go to ", other, "\n" };
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
           write_all(2, parts[i], strlen(parts[i]));
@@ -612,7 +775,7 @@ int gs_tally_flush_log(void)
       fd = open_locked(path);
       kind = fd >= 0 ? log_kind(fd) : LOG_OTHER;
       if (fd >= 0 && kind == LOG_OTHER) {
-        say("gemmshim: not writing the log: neither file is a v2 gemmshim log: ", path);
+        say("gemmshim: not writing the log: neither file is a v3 gemmshim log: ", path);
         close(fd);
         fd = -1;
         rc = -1;
@@ -639,9 +802,17 @@ void gs_tally_reset(void)
     for (int r = 0; r < GS_TALLY_ROUTES; r++)
       for (int why = 0; why < GS_R_COUNT; why++) atomic_store(&t->by_route[r][why], 0);
     for (unsigned i = 0; i < SLOTS; i++) {
-      atomic_store(&t->rows[i].ready, 0);
-      atomic_store(&t->rows[i].count, 0);
-      atomic_store(&t->rows[i].written, 0);
+      row *r = &t->rows[i];
+      atomic_store(&r->ready, 0);
+      atomic_store(&r->count, 0);
+      atomic_store(&r->written, 0);
+      atomic_store(&r->timed, 0);
+      atomic_store(&r->time_ns, 0);
+      atomic_store(&r->captured, 0);
+      atomic_store(&r->dropped, 0);
+      memset(&r->time_written, 0, sizeof r->time_written);
+      atomic_uint *h = atomic_load(&r->hist);
+      for (unsigned b = 0; h && b < 2 * GS_TIME_BINS; b++) atomic_store(&h[b], 0);
     }
   }
 }

@@ -445,7 +445,7 @@ check "record: the log of a program's GEMM calls"
 gs record -o rec.csv -- "$CALLER" 64 64 64 2 128 128 128 3
 expect_rc 0
 expect_is err 'gemmshim: recorded 2 distinct calls (5 calls) in rec.csv'
-[ "$(sed -n 1p rec.csv)" = '# gemmshim log v2' ] || bad "rec.csv's first line is not '# gemmshim log v2'"
+[ "$(sed -n 1p rec.csv)" = '# gemmshim log v3' ] || bad "rec.csv's first line is not '# gemmshim log v3'"
 case $(sed -n 2p rec.csv) in "$HEAD"*) ;; *) bad "rec.csv's second line is not the header $HEAD..." ;; esac
 expect_file_lines 4 rec.csv
 grep -qF -- "$ROW64" rec.csv || bad "rec.csv has no row $ROW64"
@@ -556,14 +556,22 @@ expect_rc 0
 expect_is err 'gemmshim: 1 GEMM call; share of GEMM FLOPs: cublas 100.0%'
 [ -f rel-run.csv ] && expect_file_lines 3 rel-run.csv || bad "no $W/rel-run.csv"
 
-# An older shim's log is left alone; the library writes PATH.v2, read there.
+# An older shim's log is left alone; the library writes PATH.v3, read there.
 check "run: GEMMSHIM_LOG holding a v1 log"
 printf 'pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,device\n' > old.csv
 genv GEMMSHIM_LOG=$W/old.csv -- run -- "$CALLER" 8 8 8 2
 expect_rc 0
 expect_line err 'gemmshim: 2 GEMM calls; share of GEMM FLOPs: cublas 100.0%'
 expect_file_lines 1 old.csv
-[ -f old.csv.v2 ] && expect_file_lines 3 old.csv.v2 || bad "no $W/old.csv.v2"
+[ -f old.csv.v3 ] && expect_file_lines 3 old.csv.v3 || bad "no $W/old.csv.v3"
+
+check "run: GEMMSHIM_LOG holding a v2 log"
+printf '# gemmshim log v2\npid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,device\n' > old2.csv
+genv GEMMSHIM_LOG=$W/old2.csv -- run -- "$CALLER" 8 8 8 1
+expect_rc 0
+expect_line err 'gemmshim: 1 GEMM call; share of GEMM FLOPs: cublas 100.0%'
+expect_file_lines 2 old2.csv
+[ -f old2.csv.v3 ] && expect_file_lines 3 old2.csv.v3 || bad "no $W/old2.csv.v3"
 
 check "run: GEMMSHIM_LOG with per-process tokens"
 genv GEMMSHIM_LOG=$W/pp.%p.csv -- run -- "$CALLER" 8 8 8 1
@@ -686,14 +694,14 @@ check "report with no arguments"
 gs report
 expect_rc 2
 expect_empty out
-expect_first err 'gemmshim report: no A/B CSV given'
-expect_line err 'usage: gemmshim report [--csv] [--svg FILE] [--summary LOG]... AB_CSV...'
+expect_first err 'gemmshim report: no A/B CSV or call log given'
+expect_line err 'usage: gemmshim report [--csv] [--svg FILE] [--time-svg FILE] [--summary LOG]... [AB_CSV...]'
 
 check "report --help"
 gs report --help
 expect_rc 0
 expect_empty err
-expect_first out 'usage: gemmshim report [--csv] [--svg FILE] [--summary LOG]... AB_CSV...'
+expect_first out 'usage: gemmshim report [--csv] [--svg FILE] [--time-svg FILE] [--summary LOG]... [AB_CSV...]'
 
 check "report: a file that does not exist"
 gs report "$W/no-such.csv"

@@ -236,6 +236,26 @@ static void test_ab_malformed(void **s)
   assert_int_equal(c.ab_scratch_mb, GS_AB_SCRATCH_MB_DEFAULT);
 }
 
+static void test_time_settings(void **s)
+{
+  (void)s;
+  gs_config_t c;
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.time_every, 0);
+  set("GEMMSHIM_TIME", "1");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.time_every, 1);
+  set("GEMMSHIM_TIME", "250");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.time_every, 250);
+  const char *bad[] = { "-3", "often", "2x", "" };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    set("GEMMSHIM_TIME", bad[i]);
+    assert_int_equal(gs_config_parse(&c, table_getenv, NULL), bad[i][0] ? 1 : 0);
+    assert_int_equal(c.time_every, 0);
+  }
+}
+
 static void test_too_long_path(void **s)
 {
   (void)s;
@@ -259,6 +279,7 @@ int main(void)
     cmocka_unit_test_setup(test_rank_and_host_tokens, reset),
     cmocka_unit_test_setup(test_too_long_path, reset),
     cmocka_unit_test_setup(test_ab_settings, reset),
+    cmocka_unit_test_setup(test_time_settings, reset),
     cmocka_unit_test_setup(test_ab_malformed, reset),
     cmocka_unit_test_setup(test_fp32_tensor_core_opt_in, reset),
     cmocka_unit_test_setup(test_fp32_malformed, reset),

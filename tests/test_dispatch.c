@@ -25,6 +25,7 @@
 #include "../dispatch/health.h"
 #include "../dispatch/loader.h"
 #include "../dispatch/tally.h"
+#include "../dispatch/timing.h"
 #include "../kernels/gs_launch.h"
 #include "support/fake_cudart.h"
 #include "support/fake_variants.h"
@@ -99,7 +100,7 @@ static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
 
 /* ---- cuBLAS --------------------------------------------------------------- */
 
-static int cublas_calls;
+static atomic_int cublas_calls;   /* threads call cuBLAS too */
 
 static int fake_cublas(const gs_gemm *g, const void *c, void *d)
 {
@@ -711,6 +712,243 @@ static void test_pool_refusal_is_remembered(void **s)
   assert_true(c_is(&p, 1));
 }
 
+/* ---- GEMMSHIM_TIME: events on the call's stream, read later ------------- */
+
+static int setup_timed(void **s)
+{
+  setup(s);
+  gs_time_reset();
+  /* the log must be on for anything to be timed; it is written only by
+   * gs_tally_write_csv here (the variables are gone again before exit) */
+  setenv("GEMMSHIM_LOG", "/nonexistent-dir/gemmshim-test.csv", 1);
+  setenv("GEMMSHIM_TIME", "3", 1);
+  gs_config_reload();
+  return 0;
+}
+
+static int teardown_timed(void **s)
+{
+  (void)s;
+  unsetenv("GEMMSHIM_LOG");
+  unsetenv("GEMMSHIM_TIME");
+  gs_config_reload();
+  gs_tally_reset();
+  gs_time_reset();
+  return 0;
+}
+
+/* The five time columns of the log row whose route and reason are given
+ * (", route, reason," in the row); fails when there is no such row. */
+typedef struct time_cols { char f[5][32]; } time_cols;
+
+static time_cols time_of_row(const char *route_reason)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  gs_tally_write_csv(f);
+  fclose(f);
+  const char *row = strstr(buf, route_reason);
+  if (!row) fail_msg("no row with %s in:\n%s", route_reason, buf);
+  const char *end = strchr(row, '\n');
+  const char *p = end;
+  for (int commas = 0; p > row && commas < 5; p--)
+    if (p[-1] == ',') commas++;
+  time_cols t;
+  memset(&t, 0, sizeof t);
+  int i = 0;
+  for (const char *q = p + 1; i < 5; i++) {
+    const char *c = memchr(q, ',', (size_t)(end - q));
+    size_t n = (size_t)((c ? c : end) - q);
+    memcpy(t.f[i], q, n < 31 ? n : 31);
+    q = c ? c + 1 : end;
+  }
+  free(buf);
+  return t;
+}
+
+static void test_time_samples_one_call_in_n_of_a_row_and_never_waits(void **s)
+{
+  (void)s;
+  unsetenv("GEMMSHIM_FORCE");   /* f32_test is not tuned for it: every call forwards */
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  const double work_ms[7] = { 0.25, 9, 9, 0.5, 9, 9, 2.0 };   /* calls 1, 4, 7 are timed */
+  int waits = fake_stats.host_waits;
+  gs_decision d;
+  for (int i = 0; i < 7; i++) {
+    fake_cuda_set_work_ms(work_ms[i]);
+    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(d.reason, GS_R_NOT_TUNED);
+    fake_cuda_run();   /* the GPU runs between calls */
+  }
+  assert_int_equal(fake_stats.host_waits, waits);   /* no call waited for an event */
+  /* calls 1 and 4 were read by the calls after them; call 7's is pending
+   * until the drain reads it */
+  time_cols t = time_of_row(",cublas,not_tuned,7,");
+  assert_string_equal(t.f[0], "2");
+  gs_time_drain(0);
+  assert_int_equal(fake_stats.host_waits, waits);
+  t = time_of_row(",cublas,not_tuned,7,");
+  assert_string_equal(t.f[0], "3");
+  double median = atof(t.f[1]);
+  assert_true(fabs(median - 500) <= 500.0 / 32);   /* within a bin of 0.5 ms */
+  /* the mean of the samples (0.25 + 0.5 + 2 ms) / 3, for all 7 calls */
+  assert_string_equal(t.f[2], "6416.667");
+  assert_string_equal(t.f[3], "0");
+  assert_string_equal(t.f[4], "0");
+}
+
+static void test_time_of_a_served_call_spans_our_kernel(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_TIME", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  until_served(&p);
+  gs_time_drain(0);
+  gs_tally_reset();   /* the check's calls, and their samples, aside */
+  fake_cuda_set_work_ms(1.5);
+  gs_decision d;
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(d.reason, GS_R_ROUTED);
+  }
+  fake_cuda_run();
+  gs_time_drain(0);
+  time_cols t = time_of_row(",f32_test,routed,4,");
+  assert_string_equal(t.f[0], "4");
+  assert_true(fabs(atof(t.f[1]) - 1500) <= 1500.0 / 32);
+  assert_string_equal(t.f[2], "6000.000");
+}
+
+static void test_time_counts_captured_calls_and_records_nothing_into_the_graph(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_TIME", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  fake_stream_set_capturing(stream, 1);
+  gs_decision d;
+  for (int i = 0; i < 2; i++) assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(fake_stats.capture_violations, 0);   /* no event went into the capture */
+  fake_stream_set_capturing(stream, 0);
+  fake_cuda_run();
+  gs_time_drain(0);
+  time_cols t = time_of_row(",cublas,unchecked,2,");
+  assert_string_equal(t.f[0], "0");
+  assert_string_equal(t.f[1], "-");
+  assert_string_equal(t.f[2], "-");
+  assert_string_equal(t.f[3], "2");
+  assert_string_equal(t.f[4], "0");
+}
+
+static void test_time_still_pending_at_exit_is_dropped_and_counted(void **s)
+{
+  (void)s;
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  int waits = fake_stats.host_waits;
+  gs_time_drain(0);   /* the GPU never ran the call */
+  assert_int_equal(fake_stats.host_waits, waits);
+  time_cols t = time_of_row(",cublas,not_tuned,1,");
+  assert_string_equal(t.f[0], "0");
+  assert_string_equal(t.f[2], "-");
+  assert_string_equal(t.f[4], "1");
+  fake_cuda_run();
+  gs_time_drain(0);   /* nothing left to read or to count twice */
+  t = time_of_row(",cublas,not_tuned,1,");
+  assert_string_equal(t.f[4], "1");
+}
+
+static void test_time_events_that_fail_drop_the_sample_not_the_call(void **s)
+{
+  (void)s;
+  unsetenv("GEMMSHIM_FORCE");
+  setenv("GEMMSHIM_TIME", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  gs_decision d;
+  fake_cuda_fail_next("cudaEventRecord", cudaErrorInvalidResourceHandle);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(cudaPeekAtLastError(), cudaSuccess);   /* the shim's error, read */
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  gs_time_drain(0);
+  time_cols t = time_of_row(",cublas,not_tuned,2,");
+  assert_string_equal(t.f[0], "1");
+  assert_string_equal(t.f[4], "1");
+}
+
+/* Threads calling at once: every sampled call is either timed or counted
+ * as dropped (a busy ring), never lost, and the ring is shared safely
+ * (the ThreadSanitizer build runs this too). */
+#define TIME_THREADS 4
+#define TIME_CALLS 50
+
+static void *timed_caller(void *arg)
+{
+  problem *p = arg;
+  fake_ctx_make_current();
+  for (int i = 0; i < TIME_CALLS; i++) {
+    gs_decision d;
+    if (call(blas_call(p), &d) != CUBLAS_STATUS_SUCCESS) return (void *)1;
+  }
+  return NULL;
+}
+
+static void test_time_from_many_threads_loses_no_sample(void **s)
+{
+  (void)s;
+  unsetenv("GEMMSHIM_FORCE");
+  setenv("GEMMSHIM_TIME", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  pthread_t th[TIME_THREADS];
+  for (int i = 0; i < TIME_THREADS; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, timed_caller, &p), 0);
+  for (int i = 0; i < TIME_THREADS; i++) {
+    void *rc;
+    assert_int_equal(pthread_join(th[i], &rc), 0);
+    assert_null(rc);
+  }
+  fake_cuda_run();
+  gs_time_drain(0);
+  char want[32];
+  snprintf(want, sizeof want, ",cublas,not_tuned,%d,", TIME_THREADS * TIME_CALLS);
+  time_cols t = time_of_row(want);
+  long timed = atol(t.f[0]), dropped = atol(t.f[4]);
+  assert_int_equal(timed + dropped, TIME_THREADS * TIME_CALLS);
+  assert_true(timed > 0);
+}
+
+static void test_time_off_writes_dashes(void **s)
+{
+  (void)s;
+  unsetenv("GEMMSHIM_TIME");
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  gs_decision d;
+  int events = fake_stats.events_created;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(fake_stats.events_created, events);
+  time_cols t = time_of_row(",cublas,not_tuned,1,");
+  for (int i = 0; i < 5; i++) assert_string_equal(t.f[i], "-");
+}
+
 /* ---- item 8: the no-GPU line names the cause ------------------------------- */
 
 static void test_no_gpu_cause_names_what_is_missing(void **s)
@@ -755,6 +993,19 @@ int main(void)
     cmocka_unit_test_setup(test_forked_child_writes_its_own_ab_log, setup),
     cmocka_unit_test_setup(test_scratch_comes_from_the_pool_not_cudamalloc, setup),
     cmocka_unit_test_setup(test_pool_refusal_is_remembered, setup),
+    cmocka_unit_test_setup_teardown(test_time_samples_one_call_in_n_of_a_row_and_never_waits,
+                                    setup_timed, teardown_timed),
+    cmocka_unit_test_setup_teardown(test_time_of_a_served_call_spans_our_kernel, setup_timed,
+                                    teardown_timed),
+    cmocka_unit_test_setup_teardown(test_time_counts_captured_calls_and_records_nothing_into_the_graph,
+                                    setup_timed, teardown_timed),
+    cmocka_unit_test_setup_teardown(test_time_still_pending_at_exit_is_dropped_and_counted,
+                                    setup_timed, teardown_timed),
+    cmocka_unit_test_setup_teardown(test_time_events_that_fail_drop_the_sample_not_the_call,
+                                    setup_timed, teardown_timed),
+    cmocka_unit_test_setup_teardown(test_time_from_many_threads_loses_no_sample, setup_timed,
+                                    teardown_timed),
+    cmocka_unit_test_setup_teardown(test_time_off_writes_dashes, setup_timed, teardown_timed),
     cmocka_unit_test(test_no_gpu_cause_names_what_is_missing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

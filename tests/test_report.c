@@ -493,6 +493,96 @@ static void test_summary_counts_ours_by_reason(void **s)
   report_free(&r);
 }
 
+/* ---- the time view (GEMMSHIM_TIME's columns) ----------------------------- */
+
+static void assert_well_formed_svg(const char *svg);
+
+#define TIME_HEADER REPORT_SUMMARY_HEADER ",timed,median_us,est_total_us,captured,time_dropped"
+
+static int write_time_svg(const report *r, FILE *out)
+{
+  return report_time_write_svg(&r->summary.time, out);
+}
+
+static void test_time_view_sums_rows_by_shape_and_route(void **s)
+{
+  (void)s;
+  report r;
+  char err[REPORT_ERR_LEN] = "";
+  report_init(&r);
+  load_summary_text(&r,
+                    "# gemmshim log v3\n" TIME_HEADER "\n"
+                    "7,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,gemm_decode_bf16,routed,"
+                    "100,0,10,12.000,1200.000,0,0\n"
+                    "7,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,4096,4096,4096,1,cublas,not_tuned,"
+                    "10,0,10,300.000,3000.000,0,0\n"
+                    "8,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,4096,4096,4096,1,cublas,not_tuned,"
+                    "10,0,5,200.000,2000.000,2,1\n"
+                    "8,cublasSgemm_v2,f32,f32,f32,-,NN,-,64,64,64,1,cublas,unchecked,4,0,0,-,-,4,0\n",
+                    err);
+  if (report_finish(&r, err)) fail_msg("%s", err);
+  const report_time *t = &r.summary.time;
+  assert_true(t->timed_logs);
+  assert_int_equal(t->calls, 124);
+  assert_int_equal(t->timed, 25);
+  assert_int_equal(t->captured, 6);
+  assert_int_equal(t->dropped, 1);
+  assert_int_equal(t->unmeasured_calls, 4);
+  assert_float_equal(t->total_us, 6200, 1e-6);
+  assert_int_equal(t->n, 2);
+  /* the two processes' rows of one shape and route are one group, first */
+  assert_int_equal(t->groups[0].m, 4096);
+  assert_int_equal(t->groups[0].n, 4096);
+  assert_int_equal(t->groups[0].calls, 20);
+  assert_float_equal(t->groups[0].total_us, 5000, 1e-6);
+  char *text = render(report_write_text, &r);
+  static const char *const says[] = {
+    "GEMM time", "6.200 ms", "on cublas", "(80.65% of GEMM time, 20 calls)",
+    "on gemm_decode_bf16", "(19.35% of GEMM time, 100 calls)", "calls captured",
+    "samples lost", "calls without a time", "4096x4096x4096 TN bf16", "266.667", "5.000",
+    "80.65%", "4096x8x4096 TN bf16", "12.000",
+  };
+  for (size_t i = 0; i < sizeof says / sizeof says[0]; i++)
+    if (!strstr(text, says[i])) fail_msg("the text lacks '%s':\n%s", says[i], text);
+  free(text);
+  char *svg = render(write_time_svg, &r);
+  assert_well_formed_svg(svg);
+  static const char *const labels[] = { "Share of GEMM time", "4096x4096x4096 TN bf16",
+                                        "gemm_decode_bf16", "80.6%", "19.4%" };
+  for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+    if (!strstr(svg, labels[i])) fail_msg("the time chart lacks '%s'", labels[i]);
+  free(svg);
+  report_free(&r);
+}
+
+static void test_time_view_of_a_log_without_time(void **s)
+{
+  (void)s;
+  report r;
+  char err[REPORT_ERR_LEN] = "";
+  report_init(&r);
+  load_summary_text(&r,
+                    "# gemmshim log v3\n" TIME_HEADER "\n"
+                    "7,cublasSgemm_v2,f32,f32,f32,-,NN,-,64,64,64,1,cublas,not_tuned,3,-1,-,-,-,-,-\n",
+                    err);
+  if (report_finish(&r, err)) fail_msg("%s", err);
+  assert_false(r.summary.time.timed_logs);
+  assert_int_equal(r.summary.time.untimed_calls, 3);
+  char *text = render(report_write_text, &r);
+  assert_non_null(strstr(text, "not measured (the log was written without GEMMSHIM_TIME)"));
+  free(text);
+  report_free(&r);
+  /* a time that is not one is an error in the log, named */
+  report_init(&r);
+  const char bad[] = "# gemmshim log v3\n" TIME_HEADER "\n"
+                     "7,cublasSgemm_v2,f32,f32,f32,-,NN,-,64,64,64,1,cublas,not_tuned,3,-1,1,fast,-,0,0\n";
+  char *path = temp_file(bad, strlen(bad));
+  assert_int_equal(report_load_summary(&r, path, err), -1);
+  expect_file_error(err, path, 3, "median_us: 'fast' is not a number of microseconds");
+  unlink(path);
+  report_free(&r);
+}
+
 static void test_malformed_v2_summary(void **s)
 {
   (void)s;
@@ -719,6 +809,8 @@ int main(void)
     cmocka_unit_test(test_text_columns_align),
     cmocka_unit_test(test_csv_output),
     cmocka_unit_test(test_svg),
+    cmocka_unit_test(test_time_view_sums_rows_by_shape_and_route),
+    cmocka_unit_test(test_time_view_of_a_log_without_time),
     cmocka_unit_test(test_svg_escapes_names),
     cmocka_unit_test(test_svg_without_calls),
     cmocka_unit_test(test_svg_unwritable),

@@ -34,7 +34,7 @@ static gs_gemm call(int64_t m, int64_t n, int64_t k)
   return g;
 }
 
-static const gs_decision forwarded = { GS_R_NOT_TUNED, NULL, -1, NULL };
+static const gs_decision forwarded = { GS_R_NOT_TUNED, NULL, -1, NULL, 0, 0 };
 
 static int reset(void **s)
 {
@@ -59,7 +59,7 @@ static void test_rows_and_counts(void **s)
 {
   (void)s;
   gs_gemm a = call(128, 256, 512), b = call(1, 2, 3);
-  gs_decision routed = { GS_R_ROUTED, &f32_variant, 3, NULL };
+  gs_decision routed = { GS_R_ROUTED, &f32_variant, 3, NULL, 0, 0 };
   for (int i = 0; i < 5; i++) gs_tally_add(&a, &forwarded);
   gs_tally_add(&b, &forwarded);
   gs_tally_add(&a, &routed);
@@ -244,7 +244,7 @@ static void test_replay_columns(void **s)
   g.state_loaded = 1;
   g.pointer_mode = 1;
   g.math_mode = CUBLAS_DEFAULT_MATH;
-  gs_decision on_gpu = { GS_R_ROUTED, &f32_variant, 0, NULL };
+  gs_decision on_gpu = { GS_R_ROUTED, &f32_variant, 0, NULL, 0, 0 };
   fake_gpu.present = 1;
   fake_gpu.device = 0;
   gs_tally_add(&g, &on_gpu);
@@ -252,7 +252,8 @@ static void test_replay_columns(void **s)
   /* lda..ldd, strides A..D, align A..D (ldd, stride_d and D are C's),
    * align lda..ldd (136*2 = 272 = 16*17, 129*2 = 258, 64*2 = 128) */
   const char *want = ",routed,1,0,gemm_batched,136,129,64,64,8704,4128,2048,2048,16,2,8,8,"
-                     "16,2,16,16,device,0,NVIDIA H200,GPU-00000000-1111-2222-3333-444444444444\n";
+                     "16,2,16,16,device,0,NVIDIA H200,GPU-00000000-1111-2222-3333-444444444444,"
+                     "-,-,-,-,-\n";   /* GEMMSHIM_TIME off */
   assert_non_null(strstr(out, want));
   /* decided before the device (and the handle's state) was known, as
    * the interposer describes a call */
@@ -262,7 +263,7 @@ static void test_replay_columns(void **s)
   gs_tally_add(&g, &forwarded);
   out = csv();
   assert_non_null(strstr(out, ",not_tuned,1,-1,gemm_batched,136,129,64,64,8704,4128,2048,2048,"
-                              "16,2,8,8,16,2,16,16,-,-,-,-\n"));
+                              "16,2,8,8,16,2,16,16,-,-,-,-,-,-,-,-,-\n"));
   /* the header names every column of the row */
   int header_cols = 1, row_cols = 1;
   for (const char *p = GS_LOG_HEADER; *p; p++) header_cols += *p == ',';
@@ -271,8 +272,8 @@ static void test_replay_columns(void **s)
   assert_int_equal(row_cols, header_cols);
 }
 
-/* An older shim's log (v1: no version line) is never mixed with v2 rows:
- * it is left alone and the rows go to PATH.v2. */
+/* An older shim's log (v1: no version line) is never mixed with v3 rows:
+ * it is left alone and the rows go to PATH.v3. */
 static void test_v1_log_is_left_alone(void **s)
 {
   (void)s;
@@ -319,7 +320,7 @@ static void test_log_reads_back(void **s)
 {
   (void)s;
   gs_gemm g = call(64, 64, 64);
-  gs_decision routed = { GS_R_ROUTED, &f32_variant, 0, NULL };
+  gs_decision routed = { GS_R_ROUTED, &f32_variant, 0, NULL, 0, 0 };
   for (int i = 0; i < 7; i++) gs_tally_add(&g, &routed);   /* first: a row of its own */
   for (int i = 1; i <= 3000; i++) {
     gs_gemm h = call(i, 1, 1);
@@ -330,7 +331,7 @@ static void test_log_reads_back(void **s)
   char err[RS_ERR_LEN];
   rs_init(&sum);
   if (rs_load_text(&sum, out, strlen(out), "log", 0, err)) fail_msg("%s", err);
-  assert_int_equal(sum.version, 2);
+  assert_int_equal(sum.version, 3);
   assert_int_equal(sum.calls, 3007);
   assert_true(sum.unknown_calls > 0);
   assert_float_equal(rs_share(&sum, "f32_test") * sum.flops, 2.0 * 64 * 64 * 64 * 7, 1e-3);

@@ -496,8 +496,8 @@ typedef struct run_log {
   long long skip;      /* bytes the user's log held before CMD */
 } run_log;
 
-/* Whether path is missing, empty, or starts with a v2 log's version line. */
-static int holds_v2_log_or_nothing(const char *path)
+/* Whether path is missing, empty, or starts with this version's line. */
+static int holds_our_log_or_nothing(const char *path)
 {
   static const char first[] = GS_LOG_VERSION "\n";
   char buf[sizeof first];
@@ -520,8 +520,8 @@ static int prepare_log(run_log *l)
     /* absolute, so that CMD changing directory writes where we read */
     char abs[PATH_MAX];
     if (absolute(user, abs)) return fail("run: GEMMSHIM_LOG %s: %s", user, strerror(errno));
-    /* an older shim's log there: the library writes PATH.v2 instead */
-    const char *suffix = holds_v2_log_or_nothing(abs) ? "" : GS_LOG_OTHER_FORMAT_SUFFIX;
+    /* an older shim's log there: the library writes PATH.v3 instead */
+    const char *suffix = holds_our_log_or_nothing(abs) ? "" : GS_LOG_OTHER_FORMAT_SUFFIX;
     if (snprintf(l->path, sizeof l->path, "%s%s", abs, suffix) >= (int)sizeof l->path)
       return fail("run: GEMMSHIM_LOG %s: %s", user, strerror(ENAMETOOLONG));
     struct stat st;

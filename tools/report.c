@@ -456,6 +456,7 @@ static int tally_summary_row(const rs_row *row, void *ctx)
 {
   report_summary *s = ctx;
   unsigned long long calls = (unsigned long long)row->count;
+  if (report_time_add(&s->time, row)) return -1;
   /* a sampled call A/B could not compare: our kernel still served it */
   int skipped = !strncmp(row->reason, "ab_skipped_", 11);
   if (skipped && count_add(&s->not_compared, row->reason, calls, 0)) return -1;
@@ -555,6 +556,7 @@ int report_finish(report *r, char err[REPORT_ERR_LEN])
   sort_counts(&r->summary.routed);
   sort_counts(&r->summary.forwarded);
   sort_counts(&r->summary.not_compared);
+  report_time_finish(&r->summary.time);
   /* sorting moved the classes: the index must follow them */
   if (r->index_size && rebuild_index(r, r->index_size)) {
     snprintf(err, REPORT_ERR_LEN, "out of memory");
@@ -579,6 +581,7 @@ void report_free(report *r)
   free(r->summary.routed.items);
   free(r->summary.forwarded.items);
   free(r->summary.not_compared.items);
+  report_time_free(&r->summary.time);
   memset(r, 0, sizeof *r);
 }
 
@@ -777,7 +780,7 @@ static void write_flop_share(const report *r, FILE *out)
     fprintf(out, "  %-34s %12llu  (%llu in the (other) row, %llu bad_args: FLOPs unknown)\n",
             "calls left out of the FLOP share", s->other_calls + s->bad_args_calls,
             s->other_calls, s->bad_args_calls);
-  if (s->routed_calls)
+  if (s->routed_calls && r->ab_files)
     fprintf(out, "  %-34s %12zu  of %llu routed calls (%.2f%%)\n", "compared by A/B",
             r->compared_calls, s->routed_calls,
             percent((double)r->compared_calls, (double)s->routed_calls));
@@ -800,12 +803,15 @@ static void write_summary(const report *r, FILE *out)
   fprintf(out, "  %-34s %12llu\n", "GEMM calls", s->gemm_calls);
   write_routes(r, out);
   write_flop_share(r, out);
-  write_not_compared(s, out);
+  if (r->ab_files) write_not_compared(s, out);
+  report_time_write_text(&s->time, out);
 }
 
 int report_write_text(const report *r, FILE *out)
 {
-  if (!r->compared_calls) {
+  if (!r->compared_calls && !r->ab_files) {
+    /* the call logs alone */
+  } else if (!r->compared_calls) {
     fprintf(out, "no compared calls (%d A/B file%s read)\n", r->ab_files,
             r->ab_files == 1 ? "" : "s");
   } else {
@@ -1263,14 +1269,14 @@ static int load_all(report *r, const report_options *opt, char *err)
   return report_finish(r, err);
 }
 
-static int write_svg_file(const report *r, const char *path, FILE *err)
+static int write_svg_file(const report *r, const char *path, int time_chart, FILE *err)
 {
   FILE *f = fopen(path, "w");
   if (!f) {
     fprintf(err, "gemmshim-report: %s: cannot write: %s\n", path, strerror(errno));
     return 1;
   }
-  int bad = report_write_svg(r, f);
+  int bad = time_chart ? report_time_write_svg(&r->summary.time, f) : report_write_svg(r, f);
   if (fclose(f) != 0) bad = 1;
   if (bad) fprintf(err, "gemmshim-report: %s: write failed\n", path);
   return bad ? 1 : 0;
@@ -1291,7 +1297,8 @@ int report_run(const report_options *opt, FILE *out, FILE *err)
     fprintf(err, "gemmshim-report: cannot write the report: %s\n", strerror(errno));
     status = 1;
   }
-  if (opt->svg_path && write_svg_file(&r, opt->svg_path, err)) status = 1;
+  if (opt->svg_path && write_svg_file(&r, opt->svg_path, 0, err)) status = 1;
+  if (opt->time_svg_path && write_svg_file(&r, opt->time_svg_path, 1, err)) status = 1;
   report_free(&r);
   return status;
 }

@@ -53,6 +53,39 @@ typedef struct report_count_list {
   size_t n, cap;
 } report_count_list;
 
+/* GEMM time by shape and route, from the call log's v3 time columns
+ * (GEMMSHIM_TIME; report_time.c). */
+typedef struct report_time_group {
+  long long m, n, k, batch;
+  char layout[8], a_type[16], c_type[16], route[REPORT_NAME_LEN];
+  unsigned long long calls, timed;
+  double total_us;                 /* the sum of its rows' est_total_us */
+  double median_sum, median_weight; /* row medians x their samples, and the samples */
+} report_time_group;
+
+#define REPORT_TIME_ROUTES 16
+
+typedef struct report_time {
+  int timed_logs;                  /* a row with time columns was read */
+  unsigned long long calls, timed, captured, dropped;
+  unsigned long long unmeasured_calls; /* in rows of a timed log with no timed call */
+  unsigned long long untimed_calls;    /* in rows without time columns (TIME off, v1/v2) */
+  double total_us;
+  report_time_group *groups;       /* sorted by total_us by report_time_finish */
+  size_t n, cap;
+  struct { char name[REPORT_NAME_LEN]; double total_us; unsigned long long calls; }
+      routes[REPORT_TIME_ROUTES];
+  size_t n_routes;
+} report_time;
+
+struct rs_row;
+int report_time_add(report_time *t, const struct rs_row *row);
+void report_time_finish(report_time *t);
+void report_time_free(report_time *t);
+void report_time_write_text(const report_time *t, FILE *out);
+/* The share of GEMM time by shape (the largest first) and by route. */
+int report_time_write_svg(const report_time *t, FILE *out);
+
 /* What the call logs (--summary) say about all GEMM calls. */
 typedef struct report_summary {
   int files;
@@ -65,6 +98,7 @@ typedef struct report_summary {
   report_count_list routed;         /* per kernel */
   report_count_list forwarded;      /* per reason */
   report_count_list not_compared;   /* ab_skipped_* per reason */
+  report_time time;
 } report_summary;
 
 typedef struct report {
@@ -90,6 +124,7 @@ typedef struct report_options {
   size_t n_summary;
   int csv;              /* print the aggregated table as CSV */
   const char *svg_path; /* write the chart here, or NULL */
+  const char *time_svg_path; /* the GEMM time chart (from the call logs), or NULL */
 } report_options;
 
 void report_init(report *r);

@@ -8,12 +8,16 @@
 
 static void usage(FILE *out, const char *prog)
 {
-  fprintf(out, "usage: %s [--csv] [--svg FILE] [--summary LOG]... AB_CSV...\n", prog);
+  fprintf(out, "usage: %s [--csv] [--svg FILE] [--time-svg FILE] [--summary LOG]... [AB_CSV...]\n",
+          prog);
   fputs("  AB_CSV         A/B CSV written under GEMMSHIM_AB (several files are merged)\n"
         "  --summary LOG  call log written under GEMMSHIM_LOG: totals, routes, FLOP share,\n"
-        "                 calls A/B did not compare (repeatable)\n"
+        "                 calls A/B did not compare, and with GEMMSHIM_TIME where GEMM\n"
+        "                 time went (repeatable)\n"
         "  --csv          print the per-shape table as CSV instead of text\n"
         "  --svg FILE     also draw speedup and worst error per shape class into FILE\n"
+        "  --time-svg FILE  draw the share of GEMM time by shape and route into FILE\n"
+        "At least one AB_CSV or --summary LOG is needed.\n"
         "exit status: 0 ok, 1 an output could not be written, 2 bad usage or input\n",
         out);
 }
@@ -25,6 +29,7 @@ int report_main(int argc, char **argv, const char *prog)
     { "csv", no_argument, NULL, 'c' },
     { "svg", required_argument, NULL, 's' },
     { "summary", required_argument, NULL, 'S' },
+    { "time-svg", required_argument, NULL, 'T' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
   };
@@ -38,12 +43,13 @@ int report_main(int argc, char **argv, const char *prog)
     case 'c': opt.csv = 1; break;
     case 's': opt.svg_path = optarg; break;
     case 'S': summaries[opt.n_summary++] = optarg; break;
+    case 'T': opt.time_svg_path = optarg; break;
     case 'h': usage(stdout, prog); free(summaries); return 0;
     default: usage(stderr, prog); free(summaries); return 2;
     }
   }
-  if (optind == argc) {
-    fprintf(stderr, "%s: no A/B CSV given\n", prog);
+  if (optind == argc && !opt.n_summary) {
+    fprintf(stderr, "%s: no A/B CSV or call log given\n", prog);
     usage(stderr, prog);
     free(summaries);
     return 2;

@@ -1,6 +1,7 @@
 /* The call log read into what `gemmshim run` and `record` say at the end
  * (run_summary.h). Columns are found by their header names: v1 logs have
- * 16, v2 appends 21, later versions may append more. */
+ * 16, v2 appends 21, v3 the 5 time columns, later versions may append
+ * more. */
 #include "run_summary.h"
 
 #include <errno.h>
@@ -22,6 +23,8 @@ enum col {
   C_ENTRY_CLASS = C_N_REQUIRED, C_GPU_UUID,
   C_ALIGN_A, C_ALIGN_B, C_ALIGN_C, C_ALIGN_D, C_ALIGN_LDA, C_ALIGN_LDB, C_ALIGN_LDC,
   C_ALIGN_LDD,
+  /* v3: GEMMSHIM_TIME's, not part of what makes a row distinct */
+  C_TIMED, C_MEDIAN_US, C_EST_TOTAL_US, C_CAPTURED, C_TIME_DROPPED,
   C_N_COLS
 };
 static const char *const col_names[C_N_COLS] = {
@@ -29,6 +32,7 @@ static const char *const col_names[C_N_COLS] = {
   "batch", "route", "reason", "count", "device",
   "entry_class", "gpu_uuid",
   "align_a", "align_b", "align_c", "align_d", "align_lda", "align_ldb", "align_ldc", "align_ldd",
+  "timed", "median_us", "est_total_us", "captured", "time_dropped",
 };
 
 
@@ -212,6 +216,31 @@ static int get_align(reader *r, const char *s, const char *name, int *align)
   return 0;
 }
 
+/* A time column: '-' (or absent, or empty) for not measured: -1. */
+static int get_time_count(reader *r, char **f, int c, long long *out)
+{
+  *out = -1;
+  if (r->col[c] < 0) return 0;
+  const char *s = f[r->col[c]];
+  if (!s[0] || !strcmp(s, "-")) return 0;
+  return get_int(r, s, col_names[c], 0, out);
+}
+
+static int get_time_us(reader *r, char **f, int c, double *out)
+{
+  *out = -1;
+  if (r->col[c] < 0) return 0;
+  const char *s = f[r->col[c]];
+  if (!s[0] || !strcmp(s, "-")) return 0;
+  errno = 0;
+  char *end;
+  double v = strtod(s, &end);
+  if (*end || errno || !(v >= 0))
+    return complain(r, "%s: '%.40s' is not a number of microseconds", col_names[c], s);
+  *out = v;
+  return 0;
+}
+
 /* ---- lines ------------------------------------------------------------ */
 
 static int is_header(char **f, int n)
@@ -297,7 +326,9 @@ static int distinct_key(reader *r, char **f, int n, char *buf, size_t len)
 {
   size_t used = 0;
   for (int i = 0; i < n; i++) {
-    if (i == r->col[C_PID] || i == r->col[C_COUNT]) continue;
+    int measured = 0;
+    for (int c = C_TIMED; c <= C_TIME_DROPPED; c++) measured |= i == r->col[c];
+    if (measured || i == r->col[C_PID] || i == r->col[C_COUNT]) continue;
     int w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", f[i]);
     if (w < 0 || (size_t)w >= len - used) return -1;
     used += (size_t)w;
@@ -343,6 +374,12 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
   int align = 16;
   for (int c = C_ALIGN_A; c <= C_ALIGN_LDD && !other; c++)   /* (other): -1, unknown */
     if (r->col[c] >= 0 && get_align(r, F(c), col_names[c], &align)) return -1;
+  long long timed, captured, time_dropped;
+  double median_us, est_total_us;
+  if (get_time_count(r, f, C_TIMED, &timed) || get_time_count(r, f, C_CAPTURED, &captured) ||
+      get_time_count(r, f, C_TIME_DROPPED, &time_dropped) ||
+      get_time_us(r, f, C_MEDIAN_US, &median_us) || get_time_us(r, f, C_EST_TOTAL_US, &est_total_us))
+    return -1;
   rs_row row = { .pid = pid, .count = count, .device = device,
                  .dims = { dims[0], dims[1], dims[2], dims[3] },
                  .entry = entry, .a_type = F(C_A), .b_type = F(C_B), .c_type = F(C_C),
@@ -350,7 +387,9 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
                  .route = route, .reason = reason,
                  .gpu_uuid = r->col[C_GPU_UUID] >= 0 ? F(C_GPU_UUID) : "",
                  .other = other, .bad_args = bad_args, .entry_class = entry_class,
-                 .align = align };
+                 .align = align, .timed = timed, .captured = captured,
+                 .time_dropped = time_dropped, .median_us = median_us,
+                 .est_total_us = est_total_us };
 #undef F
   if (!other) {
     if (distinct_key(r, f, n, scratch, scratch_len)) return complain(r, "the row is too long");

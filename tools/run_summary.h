@@ -77,6 +77,11 @@ typedef struct rs_row {
   int bad_args;
   int entry_class;         /* GS_EC_*, -1 when not known */
   int align;               /* the smallest alignment class (16 for a v1 log) */
+  /* v3, GEMMSHIM_TIME: -1 where the log does not say (not timed, an older
+   * log): calls timed, captured, whose time was lost; the median of the
+   * timed calls and the estimated total of the row's calls, in us */
+  long long timed, captured, time_dropped;
+  double median_us, est_total_us;
 } rs_row;
 
 /* Nonzero stops the reading with "out of memory". */
