@@ -178,7 +178,10 @@ void gs_time_begin(gs_gemm *g, gs_decision *d)
   if (gs_gpu_enter(g->stream, &e) != 0) return;
   if (gs_gpu_stream_capturing(g->stream)) {
     d->time_note = GS_TIME_CAPTURED;
-  } else if (gs_tally_calls_before(g, d) % (uint64_t)cfg->time_every == 0) {
+  } else if ((gs_tally_calls_before(g, d) + 1) % (uint64_t)cfg->time_every == 0) {
+    /* the N-th, 2N-th, ... call of the row: a row's first call carries its
+     * one-time costs (cuBLAS loading a kernel, choosing an algorithm), which
+     * one sample in N would multiply by N in the estimate */
     gs_gpu_place place;
     gs_ctx *ctx = d->ctx;
     if (!ctx && gs_gpu_place_stream(g->stream, &place) == 0) ctx = place.ctx;

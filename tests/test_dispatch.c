@@ -774,28 +774,29 @@ static void test_time_samples_one_call_in_n_of_a_row_and_never_waits(void **s)
   gs_config_reload();
   problem p;
   make_problem(&p, 1.0f, 0.0f);
-  const double work_ms[7] = { 0.25, 9, 9, 0.5, 9, 9, 2.0 };   /* calls 1, 4, 7 are timed */
+  /* calls 3, 6, 9 are timed (the N-th, 2N-th, ...: never a row's first) */
+  const double work_ms[9] = { 9, 9, 0.25, 9, 9, 0.5, 9, 9, 2.0 };
   int waits = fake_stats.host_waits;
   gs_decision d;
-  for (int i = 0; i < 7; i++) {
+  for (int i = 0; i < 9; i++) {
     fake_cuda_set_work_ms(work_ms[i]);
     assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
     assert_int_equal(d.reason, GS_R_NOT_TUNED);
     fake_cuda_run();   /* the GPU runs between calls */
   }
   assert_int_equal(fake_stats.host_waits, waits);   /* no call waited for an event */
-  /* calls 1 and 4 were read by the calls after them; call 7's is pending
+  /* calls 3 and 6 were read by the calls after them; call 9's is pending
    * until the drain reads it */
-  time_cols t = time_of_row(",cublas,not_tuned,7,");
+  time_cols t = time_of_row(",cublas,not_tuned,9,");
   assert_string_equal(t.f[0], "2");
   gs_time_drain(0);
   assert_int_equal(fake_stats.host_waits, waits);
-  t = time_of_row(",cublas,not_tuned,7,");
+  t = time_of_row(",cublas,not_tuned,9,");
   assert_string_equal(t.f[0], "3");
   double median = atof(t.f[1]);
   assert_true(fabs(median - 500) <= 500.0 / 32);   /* within a bin of 0.5 ms */
-  /* the mean of the samples (0.25 + 0.5 + 2 ms) / 3, for all 7 calls */
-  assert_string_equal(t.f[2], "6416.667");
+  /* the mean of the samples (0.25 + 0.5 + 2 ms) / 3, for all 9 calls */
+  assert_string_equal(t.f[2], "8250.000");
   assert_string_equal(t.f[3], "0");
   assert_string_equal(t.f[4], "0");
 }

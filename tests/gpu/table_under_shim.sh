@@ -42,7 +42,12 @@ keys() {
   python3 "$srcdir/examples/train.py" --dtype bf16 --steps "$steps" > "$out/record.out" 2>&1 ||
   no "gemmshim record: $(tail -3 "$out/record.out")"
 grep -q '^gemmshim: recorded [0-9]* distinct calls' "$out/record.out" || no "record said: $(tail -2 "$out/record.out")"
-head -1 "$out/record.csv" | grep -qx '# gemmshim log v2' || no "the record is not a v2 log"
+# the log's first line as this build writes it (dispatch/tally.h), not a
+# copy of it that goes stale when the format moves on
+log_version=$(sed -n 's/^#define GS_LOG_VERSION "\(.*\)"$/\1/p' "$srcdir/dispatch/tally.h")
+[ -n "$log_version" ] || no "GS_LOG_VERSION not found in $srcdir/dispatch/tally.h"
+head -1 "$out/record.csv" | grep -qxF "$log_version" ||
+  no "the record's first line is '$(head -1 "$out/record.csv")', not '$log_version'"
 keys "$out/record.csv" | cut -d'|' -f1 | sort -u > "$out/recorded.keys"
 echo "recorded: $(wc -l < "$out/recorded.keys") distinct keys"
 
