@@ -1,9 +1,10 @@
 /* GEMMSHIM_TIME=N: the GPU time of one call in N of each log row (the N-th,
- * 2N-th, ...), from two CUDA events recorded on the call's own stream around everything the call
- * enqueues (our kernel, or cuBLAS's). Nothing waits for the GPU inside a
- * call: a later sampled call reads the events that have completed, and an
- * exit handler reads the rest. Calls into a capturing stream are counted,
- * not timed (what they enqueue runs when the graph is replayed). */
+ * 2N-th, ...), from two CUDA events recorded on the call's own stream around
+ * everything the call enqueues (our kernel, or cuBLAS's). Nothing waits for
+ * the GPU inside a call: a later sampled call reads the events that have
+ * completed, and an exit handler reads the rest. Calls into a capturing
+ * stream are counted, not timed (what they enqueue runs when the graph is
+ * replayed). */
 #ifndef GS_TIMING_H
 #define GS_TIMING_H
 
