@@ -531,6 +531,138 @@ static cudaError_t launch_linear(Params p, int sms, int per_sm, cudaStream_t str
   linear_kernel<T, N, kMma><<<(unsigned)G, kLinThreads, 0, stream>>>(p, 0);
   return cudaGetLastError();
 }
+
+/* ---- slab: whole rows streamed in memory order ----------------------------
+ * The block-partitioned read (read_block_linear) reaches the read ceiling;
+ * the 2-D ring (32 rows x 512-byte boxes) and the shipped kernel (8 rows x
+ * 64 bytes a load) read every row of the weight at once and do not. Here a
+ * CTA streams R whole rows at a time ("a slab": R x k, contiguous when lda
+ * == k) into a shared-memory ring, one cp.async.bulk per row and chunk of
+ * KC k (R copies a stage, long contiguous runs), and four consumer warps
+ * read them with ld.shared into the shipped kernel's TN fragments (R = 8:
+ * fragment rows g + 8 are zeros). CTAs are persistent; CTA b takes slabs
+ * b, b + G, ... so the grid sweeps the weight front to back. A slab's
+ * chunks go to one CTA and its four warps' sums are added in warp order:
+ * no split across CTAs, no atomics. k % 32 == 0 here. */
+constexpr int kSlabConsumers = 4, kSlabThreads = (kSlabConsumers + 1) * 32;
+template <int KC> __host__ __device__ constexpr int slab_pitch() { return KC * 2 + 64; }
+
+template <typename T, int NT, int R, int KC>
+__global__ void __launch_bounds__(kSlabThreads, 1) slab_kernel(const Params p, int stages) {
+  constexpr int COLS = 8 * NT, P = slab_pitch<KC>(), SB = R * P, H = R / 8;
+  static_assert(R == 8 || R == 16, "one m16 fragment: 8 rows (g + 8 zero) or 16");
+  extern __shared__ __align__(128) char ring_smem[];
+  __shared__ uint64_t full[16], empty[16];
+  __shared__ float red[kSlabConsumers][COLS][R];
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int g = lane >> 2, q = lane & 3;
+  const int G = (int)gridDim.x, b = (int)blockIdx.x;
+  const int nslabs = (p.m + R - 1) / R;
+  const int chunks = (p.k + KC - 1) / KC;
+  const int my_slabs = nslabs > b ? (nslabs - b + G - 1) / G : 0;
+  const int units = my_slabs * chunks;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) { mbar_init(&full[s], 1); mbar_init(&empty[s], kSlabConsumers); }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (warp == kSlabConsumers) {
+    if (lane == 0)
+      for (int u = 0; u < units; ++u) {
+        const int s = u % stages, ph = u / stages;
+        const int slab = b + (u / chunks) * G, c = u % chunks;
+        const int row0 = slab * R, rows = min(R, p.m - row0);
+        const int k0 = c * KC, len = min(KC, p.k - k0);
+        mbar_wait(&empty[s], (ph & 1) ^ 1);
+        mbar_arrive_expect_tx(&full[s], (uint32_t)(rows * len * 2));
+        char *st = ring_smem + s * SB;
+        for (int r = 0; r < rows; ++r)
+          bulk_g2s(st + r * P, p.A + (int64_t)(row0 + r) * p.lda + k0, (uint32_t)(len * 2), &full[s]);
+      }
+    return;
+  }
+
+  float alpha = p.alpha, beta = p.beta;
+  if (p.alpha_dev) alpha = *p.alpha_dev;
+  if (p.beta_dev) beta = *p.beta_dev;
+  T *D = static_cast<T *>(p.D);
+  const T *Cm = reinterpret_cast<const T *>(p.C);
+  const T *bias = reinterpret_cast<const T *>(p.bias);
+  const int cols_valid = min(COLS, p.n);
+
+  float acc[1][NT][4];
+  for (int u = 0; u < units; ++u) {
+    const int s = u % stages, ph = u / stages;
+    const int slab = b + (u / chunks) * G, c = u % chunks;
+    const int row0 = slab * R, rows = min(R, p.m - row0);
+    const int k0 = c * KC, len = min(KC, p.k - k0);
+    if (c == 0)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[0][nt][e] = 0.f;
+    mbar_wait(&full[s], ph & 1);
+    const char *st = ring_smem + s * SB;
+    const int steps = len / 32;
+#pragma unroll 4
+    for (int j = warp; j < steps; j += kSlabConsumers) {
+      gs_decode::StepTN<1, NT> x;
+      const int kk = j * 32 + 8 * q;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = 8 * h + g;
+        x.a[0][h] = (h < H && r < rows) ? lds128(st + r * P + kk * 2) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int col = nt * 8 + g;
+        x.b[nt] = gs_decode::ld_x16(p.B + (int64_t)col * p.ldb + k0 + kk, col < cols_valid);
+      }
+      gs_decode::mma_tn<T, 1, NT>(acc, x);
+    }
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty[s]);
+    if (c == chunks - 1) {
+      /* accumulator e of the fragment: row g + 8 (e >> 1), column 2q + (e & 1) */
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = g + 8 * (e >> 1);
+          if (r < R) red[warp][nt * 8 + 2 * q + (e & 1)][r] = acc[0][nt][e];
+        }
+      named_barrier_sync(1, kSlabConsumers * 32);
+      for (int e = threadIdx.x; e < rows * cols_valid; e += kSlabConsumers * 32) {
+        const int j = e / rows, i = e % rows, row = row0 + i;
+        float v = ((red[0][j][i] + red[1][j][i]) + red[2][j][i]) + red[3][j][i];
+        v = __fmul_rn(alpha, v);
+        if (beta != 0.f) v = fmaf(beta, gs_decode::Elem<T>::to_f(Cm[row + (int64_t)j * p.ldc]), v);
+        if (bias) v = __fadd_rn(v, gs_decode::Elem<T>::to_f(bias[row]));
+        D[row + (int64_t)j * p.ldd] = gs_decode::Elem<T>::from_f(v);
+      }
+      named_barrier_sync(1, kSlabConsumers * 32);
+    }
+  }
+}
+
+template <typename T, int NT, int R, int KC>
+static cudaError_t launch_slab(Params p, int stages, int sms, cudaStream_t stream) {
+  if (p.k % 32 || stages > 16) return cudaErrorNotSupported;
+  const size_t smem = (size_t)stages * R * slab_pitch<KC>();
+  static size_t smem_set = 0;
+  if (smem > smem_set) {
+    cudaError_t e = cudaFuncSetAttribute(slab_kernel<T, NT, R, KC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    smem_set = smem;
+  }
+  const int nslabs = (p.m + R - 1) / R;
+  const int G = std::min(nslabs, sms);
+  slab_kernel<T, NT, R, KC><<<(unsigned)G, kSlabThreads, smem, stream>>>(p, stages);
+  return cudaGetLastError();
+}
 }  // namespace ring
 
 __global__ void fill(uint16_t *p, size_t n, uint32_t seed) {
@@ -589,13 +721,21 @@ static double rel_diff(const std::vector<uint16_t> &x, const std::vector<uint16_
 /* The ring configurations timed: SK (k per stage) and stages in the ring. */
 /* kind 0: 1-D bulk ring, 1: 2-D TMA ring (sk, stages); 2: linear FMA, 3: linear mma (stages =
  * CTAs per SM; n <= 8) */
-struct RingCfg { int tma2d, sk, stages; };
-static const RingCfg kCfgs[] = {{1, 256, 4}, {1, 256, 8}, {1, 256, 12}, {1, 128, 8}, {1, 128, 16},
-                                {2, 0, 1}, {3, 0, 1}, {3, 0, 2}};
+/* kind 4: slab (sk = KC, stages; R = 8 when sk >= 2048 or m is small, else 16: see run_ring) */
+struct RingCfg { int tma2d, sk, stages, rows; };
+static const RingCfg kCfgs[] = {{1, 256, 4, 0}, {4, 4096, 3, 8}, {4, 2048, 6, 8}, {4, 1024, 12, 8},
+                                {4, 2048, 3, 16}, {4, 1024, 6, 16}};
 constexpr int kNumCfgs = sizeof kCfgs / sizeof kCfgs[0];
 
 static cudaError_t run_ring(int c, gs_decode::Params p, int sms, cudaStream_t st) {
   const RingCfg &r = kCfgs[c];
+  if (r.tma2d == 4) {
+#define SLAB(NT, R, KC) if (r.rows == R && r.sk == KC) return ring::launch_slab<__nv_bfloat16, NT, R, KC>(p, r.stages, sms, st)
+    if (p.n <= 8) { SLAB(1, 8, 4096); SLAB(1, 8, 2048); SLAB(1, 8, 1024); SLAB(1, 16, 2048); SLAB(1, 16, 1024); }
+    else if (p.n <= 16) { SLAB(2, 8, 4096); SLAB(2, 8, 2048); SLAB(2, 8, 1024); SLAB(2, 16, 2048); SLAB(2, 16, 1024); }
+#undef SLAB
+    return cudaErrorNotSupported;
+  }
   if (r.tma2d >= 2) {
 #define LIN(N) (r.tma2d == 3 ? ring::launch_linear<__nv_bfloat16, N, true>(p, sms, r.stages, st) \
                              : ring::launch_linear<__nv_bfloat16, N, false>(p, sms, r.stages, st))
@@ -642,7 +782,8 @@ int main(int argc, char **argv) {
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   uint4 *sink; CK(cudaMalloc(&sink, 64));
   printf("m,n,k,layout,cublas_us,shipped_us");
-  for (int c = 0; c < kNumCfgs; c++) if (kCfgs[c].tma2d >= 2) printf(",linear_%s_%dpersm_us", kCfgs[c].tma2d == 3 ? "mma" : "fma", kCfgs[c].stages);
+  for (int c = 0; c < kNumCfgs; c++) if (kCfgs[c].tma2d == 4) printf(",slab_r%d_kc%d_st%d_us", kCfgs[c].rows, kCfgs[c].sk, kCfgs[c].stages);
+  else if (kCfgs[c].tma2d >= 2) printf(",linear_%s_%dpersm_us", kCfgs[c].tma2d == 3 ? "mma" : "fma", kCfgs[c].stages);
   else printf(",%s_sk%d_st%d_us", kCfgs[c].tma2d ? "tma2d" : "bulk1d", kCfgs[c].sk, kCfgs[c].stages);
   printf(",block_linear_read_us,best_ring_us,best_ring_vs_cublas,best_ring_vs_shipped,shipped_vs_cublas,ring_maxdiff_vs_cublas,shipped_diff_vs_cublas,ring_rerun_bitwise,floor_us,ceiling_us,best_ring_pct_ceiling,cublas_pct_ceiling,split\n");
   const int W = 2 + kNumCfgs + 3;   /* cublas, shipped, rings, block read, floor, ceiling */
