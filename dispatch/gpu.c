@@ -7,7 +7,6 @@
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,7 +14,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "variants.h"
+#include "identity.h"
 
 typedef CUresult (*stream_get_ctx_fn)(CUstream, CUcontext *);
 typedef CUresult (*ctx_get_current_fn)(CUcontext *);
@@ -36,19 +35,11 @@ static struct {
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
 
-/* A driver function as it was at CUDA version `version` (12000: 12.0). */
-static int entry_point_at(const char *name, unsigned version, void **fn)
+static int entry_point(const char *name, void **fn)
 {
-  enum cudaDriverEntryPointQueryResult q;
-  if (cudaGetDriverEntryPointByVersion(name, fn, version, cudaEnableDefault, &q) != cudaSuccess) {
-    (void)cudaGetLastError();
-    q = cudaDriverEntryPointSymbolNotFound;
-  }
-  if (q != cudaDriverEntryPointSuccess) *fn = NULL;   /* *fn: NULL whenever it is not there */
+  *fn = gs_driver_entry(name, 12000);
   return *fn != NULL;
 }
-
-static int entry_point(const char *name, void **fn) { return entry_point_at(name, 12000, fn); }
 
 static void drv_init(void)
 {
@@ -105,82 +96,6 @@ void gs_gpu_set_cublas_version(const char *version)
   atomic_store_explicit(&cublas_version_state, 2, memory_order_release);
 }
 
-/* The driver's version string and the enforced power limit come from NVML,
- * part of the driver, loaded here only for that (the CUDA APIs give
- * neither). Without it both stay unknown and are not checked. */
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_by_bus_fn)(const char *, void **);
-typedef int (*nvml_power_fn)(void *, unsigned *);
-typedef int (*nvml_driver_fn)(char *, unsigned);
-
-/* NVML is started once per process (its start attaches every GPU of the
- * node, the slow part) and kept: one start for all devices. */
-static struct {
-  int ok;
-  nvml_by_bus_fn by_bus;
-  nvml_power_fn power;
-  char driver[80];
-} nvml;
-static pthread_once_t nvml_once = PTHREAD_ONCE_INIT;
-
-static void nvml_start(void)
-{
-  void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return;
-  nvml_init_fn init = (nvml_init_fn)dlsym(lib, "nvmlInit_v2");
-  nvml_driver_fn driver = (nvml_driver_fn)dlsym(lib, "nvmlSystemGetDriverVersion");
-  nvml.by_bus = (nvml_by_bus_fn)dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
-  nvml.power = (nvml_power_fn)dlsym(lib, "nvmlDeviceGetEnforcedPowerLimit");
-  if (!init || init() != 0) {
-    dlclose(lib);
-    return;
-  }
-  if (!driver || driver(nvml.driver, sizeof nvml.driver) != 0) nvml.driver[0] = '\0';
-  nvml.ok = 1;
-}
-
-static void read_nvml(int dev, gs_rt_identity *id)
-{
-  pthread_once(&nvml_once, nvml_start);
-  if (!nvml.ok) return;
-  snprintf(id->driver_version, sizeof id->driver_version, "%.*s",
-           (int)sizeof id->driver_version - 1, nvml.driver);
-  char bus[64];
-  void *h = NULL;
-  unsigned mw = 0;
-  if (nvml.by_bus && nvml.power && cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess &&
-      nvml.by_bus(bus, &h) == 0 && nvml.power(h, &mw) == 0)
-    snprintf(id->power_limit_w, sizeof id->power_limit_w, "%u", (mw + 500) / 1000);
-  (void)cudaGetLastError();
-}
-
-/* The device's UUID; under MIG the instance's own, so that each instance
- * has its route table: the driver's cuDeviceGetUuid_v2 gives it, the first
- * version the whole GPU's, and where the two differ the device is a MIG
- * instance. Without the driver's functions, the runtime's. */
-typedef CUresult (*uuid_fn)(CUuuid *, CUdevice);
-typedef CUresult (*device_get_fn)(CUdevice *, int);
-
-static void device_uuid(int dev, const unsigned char runtime_uuid[16], char out[48])
-{
-  device_get_fn get;
-  uuid_fn v2, v1;
-  entry_point("cuDeviceGet", (void **)&get);
-  entry_point_at("cuDeviceGetUuid", 11040, (void **)&v2);
-  entry_point_at("cuDeviceGetUuid", 11000, (void **)&v1);
-  CUdevice d;
-  CUuuid own, whole;
-  int have2 = get && v2 && get(&d, dev) == CUDA_SUCCESS && v2(&own, d) == CUDA_SUCCESS;
-  int have1 = have2 && v1 && v1 != v2 && v1(&whole, d) == CUDA_SUCCESS;
-  (void)cudaGetLastError();
-  if (!have2) {
-    gs_rt_format_uuid(runtime_uuid, 0, out);
-    return;
-  }
-  gs_rt_format_uuid((const unsigned char *)own.bytes,
-                    have1 && memcmp(own.bytes, whole.bytes, sizeof own.bytes) != 0, out);
-}
-
 /* As for the table choice (tables.c): a fork waits for a reading in
  * progress rather than leave the child's lock held. */
 static void lock_identity_for_fork(void) { pthread_mutex_lock(&identity_lock); }
@@ -197,19 +112,11 @@ static void fill_identity(int dev, int major, int minor, int sms)
   pthread_mutex_lock(&identity_lock);
   if (!atomic_load_explicit(&identities[dev].known, memory_order_relaxed)) {
     gs_rt_identity *id = &identities[dev].id;
-    memset(id, 0, sizeof *id);
-    struct cudaDeviceProp p;
-    if (cudaGetDeviceProperties(&p, dev) == cudaSuccess) {
-      snprintf(id->gpu_name, sizeof id->gpu_name, "%.*s", (int)sizeof id->gpu_name - 1, p.name);
-      device_uuid(dev, (const unsigned char *)p.uuid.bytes, id->uuid);
-    }
-    (void)cudaGetLastError();
+    (void)gs_identity_read(dev, id);
+    /* as the router sees the device, whatever the properties said */
     snprintf(id->compute_capability, sizeof id->compute_capability, "%d.%d", major, minor);
     snprintf(id->sm_count, sizeof id->sm_count, "%d", sms);
     /* cublas_version stays "": gs_gpu_cublas_version has it, once known */
-    snprintf(id->shim_version, sizeof id->shim_version, "%s", PACKAGE_VERSION);
-    gs_rt_kernel_table_hash(gs_variants, gs_n_variants, id->kernel_table);
-    read_nvml(dev, id);
     atomic_store_explicit(&identities[dev].known, 1, memory_order_release);
   }
   pthread_mutex_unlock(&identity_lock);

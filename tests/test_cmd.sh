@@ -83,13 +83,13 @@ check "no arguments"
 gs
 expect_rc 2
 expect_empty out
-expect_first err 'gemmshim: no command given (record, run or report)'
+expect_first err 'gemmshim: no command given (record, run, tune or report)'
 expect_line err "$USAGE"
 
 check "an unknown command"
 gs frob
 expect_rc 2
-expect_first err "gemmshim: unknown command 'frob' (record, run or report)"
+expect_first err "gemmshim: unknown command 'frob' (record, run, tune or report)"
 expect_line err "$USAGE"
 
 check "run with no CMD"
@@ -718,5 +718,128 @@ if [ -n "${GS_SRCDIR:-}" ] && [ -f "$GS_SRCDIR/tests/fixtures/report/ab_basic.cs
   [ -s "$T/expected" ] && cmp -s "$T/out" "$T/expected" || bad "stdout differs from gemmshim-report's"
 fi
 
-[ $fail -eq 0 ] && echo "PASS: $checks checks of gemmshim (record, run, report)"
+# ---- tune: through a stand-in bench (tests/cmd/fake-bench.sh) ---------------
+FAKE_BENCH=$(cd -P "${GS_SRCDIR:-$GS_BUILDDIR/..}/tests/cmd" && pwd -P)/fake-bench.sh   # as gemmshim names it
+export FAKE_BENCH_LOG=$T/bench-calls
+TUNE_USAGE='usage: gemmshim [OPTIONS] tune [-o TABLE] [--shapes FILE] [--device N]'
+VALIDATORS='Validator,gpu_name,Fake GPU
+Validator,compute_capability,9.0
+Validator,sm_count,132
+Validator,cublas_version,13.1.0
+Validator,shim_version,0.1.0
+Validator,kernel_table,0123456789abcdef
+Validator,driver_version,580.159.04
+Validator,power_limit_w,700'
+TABLE_HEADER='entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio'
+
+check "tune --help"
+gs tune --help
+expect_rc 0
+expect_first out "$TUNE_USAGE"
+
+check "tune with nothing to tune"
+gs tune --bench "$FAKE_BENCH"
+expect_rc 2
+expect_first err "gemmshim: tune: nothing to tune: give a log of calls (gemmshim record) or --shapes FILE"
+
+check "tune: a bad shape file, before any measurement"
+printf '4096 1 4096 TN bf16\n4096 1 4096 TN bf99\n' >bad-shapes.txt
+rm -f "$FAKE_BENCH_LOG"
+gs tune --bench "$FAKE_BENCH" --shapes bad-shapes.txt -o t.csv
+expect_rc 2
+grep -q "^gemmshim: tune: bad-shapes.txt:2: expected \"m n k layout dtype\"" "$T/err" ||
+  bad "stderr does not name bad-shapes.txt:2"
+[ ! -e "$FAKE_BENCH_LOG" ] || bad "the bench ran"
+[ ! -e t.csv ] || bad "a table was written"
+
+check "tune: bad option values"
+gs tune --bench "$FAKE_BENCH" --shapes bad-shapes.txt --budget -3
+expect_rc 2
+expect_first err "gemmshim: tune: --budget: expected seconds above 0, got '-3'"
+gs tune --bench "$FAKE_BENCH" --shapes bad-shapes.txt --iters 0
+expect_rc 2
+expect_first err "gemmshim: tune: --iters: expected a whole number from 1 to 100000, got '0'"
+
+check "tune: a shape file into a table"
+printf '# two weights\n4096 8 4096 TN bf16\n1024 8 4096 TN bf16\n4096 8 4096 NN bf16\n' >shapes.txt
+rm -f "$FAKE_BENCH_LOG"
+gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o routes.csv --iters 25 --preheat-ms 0
+expect_rc 0
+expect_line err "gemmshim: tune: 3 calls measured, 0 kept from the table, 0 without a row (not measured), 0 left; 1 row routed to our kernels"
+expect_line err "gemmshim: tune: table $W/routes.csv, measurements $W/measurements-routes.csv"
+printf '%s\n%s\n%s\n%s\n%s\n' "$VALIDATORS" "$TABLE_HEADER" \
+  'gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,cublas,10.01,1.0000' \
+  'gemm,bf16,bf16,bf16,32f,TN,-,1024,8,4096,1,16,cublas,10.01,1.0000' \
+  'gemm,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,1.1000' >"$T/expected"
+sed 1d routes.csv >"$T/got"
+cmp -s "$T/got" "$T/expected" || bad "routes.csv (less its first, comment line) is not:
+$(cat "$T/expected")
+but:
+$(cat routes.csv)"
+# each call: identity, list, then per pass cuBLAS against itself and kern_bf16
+[ "$(grep -c -- '--self' "$FAKE_BENCH_LOG")" = 6 ] || bad "not 6 self measurements: $(cat "$FAKE_BENCH_LOG")"
+[ "$(grep -c -- '--kernel kern_bf16 --shapes' "$FAKE_BENCH_LOG")" = 11 ] ||
+  bad "not 11 bench calls naming kern_bf16 (6 self, 5 measured: NN is outside, once)"
+grep -q -- '--iters 25 --preheat-ms 0 --device 0' "$FAKE_BENCH_LOG" || bad "--iters/--preheat-ms not passed on"
+[ "$(grep -c ',verdict,' measurements-routes.csv)" = 3 ] || bad "measurements-routes.csv has not 3 verdicts"
+grep -q '^gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,kern_bf16,1,outside,' measurements-routes.csv ||
+  bad "measurements-routes.csv does not say NN is outside kern_bf16's class"
+
+check "tune: the table is read by gemmshim run as any other"
+gs run --table routes.csv -- true
+expect_rc 0
+
+check "tune: an existing table is not replaced without --resume"
+cp routes.csv before.csv
+gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o routes.csv
+expect_rc 2
+expect_line err "gemmshim: tune: $W/routes.csv exists: --resume to go on with it, or remove it"
+cmp -s routes.csv before.csv || bad "routes.csv changed"
+
+check "tune --resume: more calls, the table's rows kept"
+printf '2048 1 4096 TN bf16\n' >>shapes.txt
+rm -f "$FAKE_BENCH_LOG"
+gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o routes.csv --resume --preheat-ms 0
+expect_rc 0
+expect_line err "gemmshim: tune: 1 call measured, 3 kept from the table, 0 without a row (not measured), 0 left; 1 row routed to our kernels"
+[ "$(grep -c -- '--shapes' "$FAKE_BENCH_LOG")" = 4 ] || bad "the kept calls were measured again"
+grep -qx 'gemm,bf16,bf16,bf16,32f,TN,-,2048,1,4096,1,16,cublas,10.01,1.0000' routes.csv ||
+  bad "routes.csv has no row for 2048x1x4096"
+[ "$(grep -c ',verdict,' measurements-routes.csv)" = 4 ] || bad "measurements-routes.csv lost the first run's rows"
+
+check "tune: a recorded log, into this GPU's table in the cache folder"
+gs record -o rec-tune.csv -- "$CALLER" 64 64 64 2 4096 8 4096 1
+expect_rc 0
+gs tune --bench "$FAKE_BENCH" --preheat-ms 0 rec-tune.csv
+expect_rc 0
+CACHED=$T/cache/gemmshim/routes-GPU-fake.csv
+[ -f "$CACHED" ] || bad "no $CACHED"
+[ -f "$T/cache/gemmshim/measurements-routes-GPU-fake.csv" ] || bad "no measurements beside it"
+grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,cublas,10.01,1.0000' "$CACHED" 2>/dev/null ||
+  bad "the cached table has no row for the recorded 64^3 Sgemm"
+expect_line err "gemmshim: tune: 2 calls measured, 0 kept from the table, 0 without a row (not measured), 0 left; 0 rows routed to our kernels"
+
+check "tune: no GPU: a clear message, no table"
+genv FAKE_BENCH_NO_GPU=1 -- tune --bench "$FAKE_BENCH" --shapes shapes.txt -o none.csv
+expect_rc 2
+expect_first err "gemmshim: tune: $FAKE_BENCH --identity: gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: no CUDA-capable device is detected); nothing to measure"
+[ ! -e none.csv ] || bad "a table was written"
+
+check "tune: a bench that is not there"
+gs tune --bench "$W/no-bench" --shapes shapes.txt -o none.csv
+expect_rc 2
+expect_first err "gemmshim: tune: --bench $W/no-bench: not an executable file"
+
+# The real bench, where this machine has no GPU: the same clear message.
+REAL_BENCH=$GS_BUILDDIR/tools/gemmshim-bench
+if [ -x "$REAL_BENCH" ] && ! "$REAL_BENCH" --identity >/dev/null 2>&1; then
+  check "tune: the real bench on a machine without a GPU"
+  gs tune --bench "$REAL_BENCH" --shapes shapes.txt -o none.csv
+  expect_rc 2
+  grep -q "^gemmshim: tune: .*gemmshim-bench --identity: gemmshim-bench: no CUDA GPU" "$T/err" ||
+    bad "stderr does not say there is no GPU"
+  [ ! -e none.csv ] || bad "a table was written"
+fi
+
+[ $fail -eq 0 ] && echo "PASS: $checks checks of gemmshim (record, run, tune, report)"
 exit $fail

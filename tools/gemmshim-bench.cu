@@ -87,6 +87,7 @@
 #include <string>
 #include <vector>
 
+#include "identity.h"
 #include "variants.h"
 
 typedef __nv_bfloat16 bf16;
@@ -442,6 +443,7 @@ struct Bench {
   int math_mode;   /* of the described call (describe) */
   int roofline;    /* --roofline: also the read ceiling and the launch floor */
   int sms;         /* the GPU's SM count (the read kernel's grids) */
+  int self;        /* --self: "ours" is cuBLAS again (the noise of the method) */
   unsigned *sink;  /* the read kernel's never-taken store */
 };
 static const float k_one = 1.f, k_zero = 0.f;
@@ -584,8 +586,9 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   const gs_variant *v = b.v;
   const size_t es = sizeof(T);
   row = Row();
-  /* the arguments and math first: no memory for a shape outside the class */
-  *why = fits(b, describe(b, p, nullptr, nullptr, nullptr), false);
+  /* the arguments and math first: no memory for a shape outside the class
+   * (--self times cuBLAS twice: any shape of the data type) */
+  *why = b.self ? GS_R_ROUTED : fits(b, describe(b, p, nullptr, nullptr, nullptr), false);
   if (*why != GS_R_ROUTED) return OUTSIDE;
 
   const double set_bytes = (double)(p.a_elems() + p.b_elems() + p.c_elems()) * es;
@@ -616,17 +619,23 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   };
   /* every call made below, with its own pointers, must be one the kernel
    * takes (alignment of the real buffers) */
-  *why = fits(b, describe(b, p, A[0], B[0], Do), true);
-  for (int s = 0; s < nsets && *why == GS_R_ROUTED; ++s)
-    *why = fits(b, describe(b, p, A[s], B[s], C[s]), true);
+  if (!b.self) {
+    *why = fits(b, describe(b, p, A[0], B[0], Do), true);
+    for (int s = 0; s < nsets && *why == GS_R_ROUTED; ++s)
+      *why = fits(b, describe(b, p, A[s], B[s], C[s]), true);
+  }
   if (*why != GS_R_ROUTED) return release(), OUTSIDE;
 
   auto launch = [&](const T *a, const T *bb, T *c) {
+    if (b.self) {
+      run_cublas(b, p, a, bb, c);
+      return GS_K_OK;
+    }
     gs_kernel_args ka = kernel_args(b, p, a, bb, c);
     return v->launch(&ka);
   };
   const gs_kernel_args ka0 = kernel_args(b, p, A[0], B[0], Do);
-  row.path = v->path_of ? v->path_of(&ka0) : -1;
+  row.path = v->path_of && !b.self ? v->path_of(&ka0) : -1;
 
   /* error first: set 0, C and outputs poisoned, beta = 0 */
   fill_nan(C[0], p.c_elems());
@@ -851,15 +860,23 @@ static void list_table(FILE *f) {
 static void usage() {
   fprintf(stderr,
           "usage: gemmshim-bench --list\n"
+          "       gemmshim-bench --list-csv\n"
+          "       gemmshim-bench --identity [--device N]\n"
           "       gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]\n"
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
-          "                      [--data uniform|randn|wide] [--roofline]\n"
+          "                      [--data uniform|randn|wide] [--roofline] [--self]\n"
+          "                      [--device N]\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
           "  --data randn|wide: FP32 kernels only (default uniform in [-1, 1)).\n"
           "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
-          "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n");
+          "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n"
+          "  --self: cuBLAS against itself, timed as a kernel would be (the method's\n"
+          "  noise); NAME gives the data type, any shape of it is timed.\n"
+          "  --list-csv: the kernel table as CSV (kernel,dtype). --identity: this\n"
+          "  GPU's route-table validators as a table writes them, and its UUID.\n"
+          "  --device: the CUDA device to use (0).\n");
 }
 static int parse_int(const char *s, int lo, int *out) {
   char *end;
@@ -925,9 +942,41 @@ static uint64_t current_ctx_id() {
   return id;
 }
 
+/* --identity: the validators a route table measured here carries (the
+ * library compares the same fields, read the same way: identity.c), then
+ * the device's UUID, which names its table in the cache folder. Unknown
+ * soft values (no NVML) are left out; an unknown hard one is an error. */
+static int print_identity(int device) {
+  int ndev = 0;
+  cudaError_t ce = cudaGetDeviceCount(&ndev);
+  if (ce != cudaSuccess || ndev == 0)
+    die("gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: %s)\n",
+        ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+  if (device >= ndev) die("--device %d: this machine has %d CUDA device%s\n", device, ndev, ndev == 1 ? "" : "s");
+  CK(cudaSetDevice(device));
+  gs_rt_identity id;
+  if (gs_identity_read(device, &id) != 0) die("device %d: cannot read its properties\n", device);
+  int cv[3];
+  CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
+  CKB(cublasGetProperty(MINOR_VERSION, &cv[1]));
+  CKB(cublasGetProperty(PATCH_LEVEL, &cv[2]));
+  snprintf(id.cublas_version, sizeof id.cublas_version, "%d.%d.%d", cv[0], cv[1], cv[2]);
+  for (int v = 0; v < GS_V_COUNT; ++v) {
+    const char *val = gs_rt_identity_value(&id, v);
+    if (!val[0]) {
+      if (v < GS_V_N_HARD) die("device %d: its %s is not known\n", device, gs_rt_validator_name(v));
+      continue;
+    }
+    printf("Validator,%s,%s\n", gs_rt_validator_name(v), val);
+  }
+  printf("device_uuid,%s\n", id.uuid[0] ? id.uuid : "-");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
+  int self = 0, device = 0, do_identity = 0, list_csv = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -949,12 +998,23 @@ int main(int argc, char **argv) {
     else if (a == "--data") data = next();
     else if (a == "--list") do_list = 1;
     else if (a == "--roofline") roofline = 1;
+    else if (a == "--self") self = 1;
+    else if (a == "--device") next_int(0, &device);
+    else if (a == "--identity") do_identity = 1;
+    else if (a == "--list-csv") list_csv = 1;
     else usage(), exit(2);
   }
   if (do_list) {
     list_table(stdout);
     return 0;
   }
+  if (list_csv) {
+    printf("kernel,dtype\n");
+    for (size_t i = 0; i < gs_n_variants; ++i)
+      printf("%s,%s\n", gs_variants[i]->name, dtype_csv(gs_variants[i]->data_type));
+    return 0;
+  }
+  if (do_identity) return print_identity(device);
   if (!kernel || !shapes_path) usage(), exit(2);
   Bench b{};
   b.v = gs_variant_named(kernel);
@@ -986,7 +1046,9 @@ int main(int argc, char **argv) {
   if (ce != cudaSuccess || ndev == 0)
     die("gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: %s); nothing to measure\n",
         ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-  b.device = 0;
+  if (device >= ndev) die("--device %d: this machine has %d CUDA device%s\n", device, ndev, ndev == 1 ? "" : "s");
+  b.device = device;
+  b.self = self;
   CK(cudaSetDevice(b.device));
   CK(cudaFree(0)); /* make the context now, for its id */
   cudaDeviceProp prop;
@@ -1026,14 +1088,15 @@ int main(int argc, char **argv) {
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
            "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n# sm_count_target: %d\n"
            "# data: %s\n# call: %s, math mode %d; reference: %s\n"
-           "# error bound: ours <= %g x cuBLAS + %g (vs FP64)\n",
+           "# error bound: ours <= %g x cuBLAS + %g (vs FP64)\n%s",
            prop.name, prop.multiProcessorCount, nvml.driver, drv, cv[0], cv[1], cv[2], date,
            v->name, sm_target, dist_names[b.dist], f32 ? "cublasSgemm_v2" : "cublasGemmEx",
            b.math_mode,
            f32       ? "cublasSgemm, CUBLAS_DEFAULT_MATH"
            : f16data ? "cublasGemmEx FP16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP"
                      : "cublasGemmEx BF16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP",
-           v->err_vs_cublas, v->err_floor);
+           v->err_vs_cublas, v->err_floor,
+           self ? "# self: \"ours\" is cuBLAS again (--self): the ratio's spread is the method's noise\n" : "");
   if (roofline) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len,

@@ -22,6 +22,8 @@
 #include "../dispatch/config.h"
 #include "../dispatch/tally.h"   /* the log's version line, its other-format suffix */
 #include "report.h"
+#include "tune.h"
+#include "tune_bench.h"
 
 #ifndef GS_LIBDIR
 #define GS_LIBDIR "/usr/local/lib"   /* Makefile.am passes $(libdir) */
@@ -49,6 +51,11 @@ static void usage(FILE *out)
         "                                       (default " DEFAULT_RECORD ")\n"
         "  run [--table TABLE] [--] CMD [ARGS]  run CMD under the shim (with this route table);\n"
         "                                       at its exit, say who served its GEMM FLOPs\n"
+        "  tune [-o TABLE] [--shapes FILE] [--budget SECONDS] [--resume] [LOG...]\n"
+        "                                       time our kernels against cuBLAS on this GPU\n"
+        "                                       for the calls of LOG (gemmshim record) or\n"
+        "                                       FILE; write the winners as a route table\n"
+        "                                       (gemmshim tune --help)\n"
         "  report [ARGS]                        gemmshim-report (gemmshim report --help)\n"
         "options:\n"
         "  --verbose    say which " LIB_NAME " is used and what is set for CMD\n"
@@ -603,6 +610,273 @@ static int do_run(const cmd_args *a)
   return status;
 }
 
+/* ---- tune ------------------------------------------------------------- */
+
+static void tune_usage(FILE *out)
+{
+  fputs("usage: gemmshim [OPTIONS] tune [-o TABLE] [--shapes FILE] [--device N]\n"
+        "                [--budget SECONDS] [--resume] [--iters N] [--preheat-ms MS]\n"
+        "                [--measurements CSV] [--bench PATH] [LOG...]\n"
+        "  Times, on this GPU, every distinct call of the logs (gemmshim record) and of\n"
+        "  FILE (\"m n k layout dtype\" a line) that the bench can make exactly: cuBLAS\n"
+        "  against itself (the noise), then each kernel of the call's data type, in two\n"
+        "  passes; a kernel is routed where it is at max(1.02, 1 + noise) x cuBLAS or\n"
+        "  better in both. The table is rewritten after every call.\n"
+        "  -o TABLE         the route table (default: this GPU's file in the cache folder,\n"
+        "                   where gemmshim run and the library find it)\n"
+        "  --budget S       stop before a call that would take the run past S seconds\n"
+        "  --resume         go on with TABLE (same GPU, driver and build)\n"
+        "  --iters N        samples per side and pass (20); --preheat-ms MS cuBLAS alone\n"
+        "                   before each measurement (1000), for the sustained clock\n"
+        "  --measurements   every measurement as CSV (default: measurements-TABLE beside it)\n"
+        "  --bench PATH     gemmshim-bench (else $GEMMSHIM_BENCH, else beside gemmshim)\n",
+        out);
+}
+
+static volatile sig_atomic_t tune_stop;
+static void on_tune_signal(int sig) { tune_stop = sig; }
+
+static double tune_now(void *ctx)
+{
+  (void)ctx;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int tune_stopped(void *ctx)
+{
+  (void)ctx;
+  return tune_stop != 0;
+}
+
+static void eta_text(double s, char *out, size_t len)
+{
+  if (s < 0) snprintf(out, len, "?");
+  else if (s < 60) snprintf(out, len, "%.0fs", s);
+  else if (s < 3600) snprintf(out, len, "%dm%02ds", (int)(s / 60), (int)s % 60);
+  else snprintf(out, len, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+static int tune_tty;
+
+static void tune_bar(size_t done, size_t total, double eta)
+{
+  if (!tune_tty) return;
+  char e[32];
+  eta_text(eta, e, sizeof e);
+  const int width = 30;
+  int fill = total ? (int)((double)width * (double)done / (double)total) : width;
+  fputs("\r\033[K[", stderr);
+  for (int i = 0; i < width; i++) fputc(i < fill ? '#' : '.', stderr);
+  fprintf(stderr, "] %zu/%zu calls, ETA %s", done, total, e);
+  fflush(stderr);
+}
+
+static void tune_progress(void *ctx, size_t done, size_t total, double eta, const char *line)
+{
+  (void)ctx;
+  char e[32];
+  eta_text(eta, e, sizeof e);
+  if (tune_tty) fputs("\r\033[K", stderr);
+  fprintf(stderr, "gemmshim: tune [%zu/%zu, ETA %s] %s\n", done, total, e, line);
+  tune_bar(done, total, eta);
+}
+
+/* mkdir -p for the folder that will hold path */
+static int make_parent(const char *path)
+{
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", path);
+  char *slash = strrchr(dir, '/');
+  if (!slash || slash == dir) return 0;
+  *slash = '\0';
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0755) && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  return mkdir(dir, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static int parse_count(const char *opt, const char *v, long lo, long hi, long *out)
+{
+  char *end;
+  errno = 0;
+  long x = strtol(v, &end, 10);
+  if (!v[0] || *end || errno || x < lo || x > hi)
+    return fail("tune: %s: expected a whole number from %ld to %ld, got '%s'", opt, lo, hi, v);
+  *out = x;
+  return 0;
+}
+
+static int do_tune(int argc, char **argv, int i)
+{
+  const char *table_opt = NULL, *shapes = NULL, *bench_opt = NULL, *csv_opt = NULL, *v;
+  long device = 0, iters = 20, preheat = 1000;
+  double budget = 0;
+  int resume = 0;
+  const char **logs = calloc((size_t)argc, sizeof *logs);
+  size_t n_logs = 0;
+  if (!logs) return fail("out of memory");
+  int rc = 0;
+  for (; i < argc && !rc; i++) {
+    const char *w = argv[i];
+    int r;
+    if (!strcmp(w, "--help") || !strcmp(w, "-h")) {
+      tune_usage(stdout);
+      free(logs);
+      return 0;
+    }
+    if (!strcmp(w, "--resume")) { resume = 1; continue; }
+    if (!strcmp(w, "--")) {
+      for (i++; i < argc; i++) logs[n_logs++] = argv[i];
+      break;
+    }
+    if ((r = option_value(argc, argv, &i, "--output", 'o', &table_opt))) { rc = r < 0; continue; }
+    if ((r = option_value(argc, argv, &i, "--shapes", 0, &shapes))) { rc = r < 0; continue; }
+    if ((r = option_value(argc, argv, &i, "--bench", 0, &bench_opt))) { rc = r < 0; continue; }
+    if ((r = option_value(argc, argv, &i, "--measurements", 0, &csv_opt))) { rc = r < 0; continue; }
+    if ((r = option_value(argc, argv, &i, "--device", 0, &v))) {
+      rc = r < 0 || parse_count("--device", v, 0, 1023, &device);
+      continue;
+    }
+    if ((r = option_value(argc, argv, &i, "--iters", 0, &v))) {
+      rc = r < 0 || parse_count("--iters", v, 1, 100000, &iters);
+      continue;
+    }
+    if ((r = option_value(argc, argv, &i, "--preheat-ms", 0, &v))) {
+      rc = r < 0 || parse_count("--preheat-ms", v, 0, 600000, &preheat);
+      continue;
+    }
+    if ((r = option_value(argc, argv, &i, "--budget", 0, &v))) {
+      char *end;
+      errno = 0;
+      budget = r < 0 ? 0 : strtod(v, &end);
+      if (r < 0) rc = 1;
+      else if (!v[0] || *end || errno || !(budget > 0) || budget > 1e9)
+        rc = fail("tune: --budget: expected seconds above 0, got '%s'", v) != 0;
+      continue;
+    }
+    if ((r = common_option(argc, argv, &i))) { rc = r < 0; continue; }
+    if (w[0] == '-' && w[1]) {
+      fail("tune: unknown option '%s'", w);
+      tune_usage(stderr);
+      rc = 1;
+      continue;
+    }
+    logs[n_logs++] = w;
+  }
+  if (rc) {
+    free(logs);
+    return EXIT_USAGE;
+  }
+  if (!n_logs && !shapes) {
+    free(logs);
+    fail("tune: nothing to tune: give a log of calls (gemmshim record) or --shapes FILE");
+    tune_usage(stderr);
+    return EXIT_USAGE;
+  }
+  if (table_opt && !table_opt[0]) {
+    free(logs);
+    return fail("tune: -o needs a file name");
+  }
+
+  /* the calls, before anything runs: a bad file is a usage error */
+  tn_plan plan;
+  tn_plan_init(&plan);
+  char err[TN_ERR_LEN];
+  for (size_t l = 0; l < n_logs && !rc; l++)
+    if (tn_plan_add_log(&plan, logs[l], err)) rc = fail("tune: %s", err);
+  if (!rc && shapes && tn_plan_add_shapes(&plan, shapes, err)) rc = fail("tune: %s", err);
+  free(logs);
+  for (size_t s = 0; !rc && s < plan.n_skipped; s++) {
+    const tn_key *k = &plan.skipped[s];
+    fprintf(stderr, "gemmshim: tune: not measured: %s %s %s %lldx%lldx%lld batch %lld: %s\n",
+            k->entry, k->a_type, k->layout, k->m, k->n, k->k, k->batch, plan.skip_why[s]);
+  }
+  if (!rc && !plan.n) rc = fail("tune: none of the calls given can be measured (above)");
+  if (rc) {
+    tn_plan_free(&plan);
+    return EXIT_USAGE;
+  }
+
+  tb_bench b;
+  memset(&b, 0, sizeof b);
+  b.device = (int)device, b.iters = (int)iters, b.preheat_ms = (int)preheat;
+  b.interrupted = &tune_stop;
+  b.verbose = verbose;
+  char validators[4096], uuid[64];
+  tn_kernel *kernels = NULL;
+  size_t n_kernels = 0;
+  char table[PATH_MAX], csv[PATH_MAX];
+  if (tb_find(&b, bench_opt, err) || tb_start(&b, err) ||
+      tb_identity(&b, validators, sizeof validators, uuid, err) ||
+      tb_kernels(&b, &kernels, &n_kernels, err)) {
+    tb_done(&b);
+    tn_plan_free(&plan);
+    return fail("tune: %s", err);
+  }
+  if (verbose) fprintf(stderr, "gemmshim: bench %s\n%s", b.path, validators);
+  if (table_opt) {
+    if (absolute(table_opt, table)) rc = fail("tune: %s: %s", table_opt, strerror(errno));
+  } else {
+    char dir[PATH_MAX];
+    cache_dir(dir);
+    if (!dir[0] || !uuid[0] || !strcmp(uuid, "-"))
+      rc = fail("tune: no cache folder or no GPU UUID for the default table: name one with -o");
+    else if (snprintf(table, sizeof table, "%s/routes-%s.csv", dir, uuid) >= (int)sizeof table)
+      rc = fail("tune: %s: %s", dir, strerror(ENAMETOOLONG));
+  }
+  if (!rc && csv_opt && absolute(csv_opt, csv)) rc = fail("tune: %s: %s", csv_opt, strerror(errno));
+  if (!rc && !csv_opt) {
+    const char *slash = strrchr(table, '/');
+    int dl = (int)(slash - table);
+    if (snprintf(csv, sizeof csv, "%.*s/measurements-%s", dl, table, slash + 1) >= (int)sizeof csv)
+      rc = fail("tune: %s: %s", table, strerror(ENAMETOOLONG));
+  }
+  if (!rc && make_parent(table)) rc = fail("tune: cannot make the folder of %s: %s", table, strerror(errno));
+  if (rc) {
+    free(kernels);
+    tb_done(&b);
+    tn_plan_free(&plan);
+    return EXIT_USAGE;
+  }
+  fprintf(stderr, "gemmshim: tune: %zu call%s to measure (%zu not measurable), %zu kernels; "
+          "table %s\n", plan.n, plan.n == 1 ? "" : "s", plan.n_skipped, n_kernels, table);
+
+  struct sigaction sa = { .sa_handler = on_tune_signal }, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  tune_tty = isatty(2);
+  tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
+                    .budget_s = budget, .resume = resume };
+  tn_ops ops = { .measure = tb_measure, .now = tune_now, .stop = tune_stopped,
+                 .progress = tune_progress, .ctx = &b };
+  tn_run_result res;
+  tune_bar(0, plan.n, -1);
+  rc = tn_run(&plan, kernels, n_kernels, &o, &ops, &res, err);
+  if (tune_tty) fputs("\r\033[K", stderr);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  free(kernels);
+  tb_done(&b);
+  tn_plan_free(&plan);
+  if (rc) return fail("tune: %s", err);
+  fprintf(stderr, "gemmshim: tune: %zu call%s measured, %zu kept from the table, %zu without a "
+          "row (not measured), %zu left; %zu row%s routed to our kernels\n",
+          res.tuned, res.tuned == 1 ? "" : "s", res.kept, res.failed, res.left, res.routed,
+          res.routed == 1 ? "" : "s");
+  if (res.stopped)
+    fprintf(stderr, "gemmshim: tune: %s; what is finished is in the table: --resume goes on\n",
+            res.stopped == 2 ? "stopped at the budget" : "interrupted");
+  fprintf(stderr, "gemmshim: tune: table %s, measurements %s\n", table, csv);
+  if (res.stopped == 1) return 128 + (tune_stop ? tune_stop : SIGINT);
+  return 0;
+}
+
 /* ---- main ------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -626,7 +900,7 @@ int main(int argc, char **argv)
     }
   }
   if (i >= argc) {
-    fail("no command given (record, run or report)");
+    fail("no command given (record, run, tune or report)");
     usage(stderr);
     return EXIT_USAGE;
   }
@@ -635,8 +909,9 @@ int main(int argc, char **argv)
     argv[i] = "gemmshim report";   /* getopt's messages name it */
     return report_main(argc - i, argv + i, "gemmshim report");
   }
+  if (!strcmp(name, "tune")) return do_tune(argc, argv, i + 1);
   if (strcmp(name, "run") && strcmp(name, "record")) {
-    fail("unknown command '%s' (record, run or report)", name);
+    fail("unknown command '%s' (record, run, tune or report)", name);
     usage(stderr);
     return EXIT_USAGE;
   }

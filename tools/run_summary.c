@@ -22,7 +22,7 @@ enum col {
   C_N_REQUIRED,
   C_ENTRY_CLASS = C_N_REQUIRED, C_GPU_UUID,
   C_ALIGN_A, C_ALIGN_B, C_ALIGN_C, C_ALIGN_D, C_ALIGN_LDA, C_ALIGN_LDB, C_ALIGN_LDC,
-  C_ALIGN_LDD,
+  C_ALIGN_LDD, C_MATH_MODE,
   /* v3: GEMMSHIM_TIME's, not part of what makes a row distinct */
   C_TIMED, C_MEDIAN_US, C_EST_TOTAL_US, C_CAPTURED, C_TIME_DROPPED,
   C_N_COLS
@@ -32,6 +32,7 @@ static const char *const col_names[C_N_COLS] = {
   "batch", "route", "reason", "count", "device",
   "entry_class", "gpu_uuid",
   "align_a", "align_b", "align_c", "align_d", "align_lda", "align_ldb", "align_ldc", "align_ldd",
+  "math_mode",
   "timed", "median_us", "est_total_us", "captured", "time_dropped",
 };
 
@@ -374,6 +375,12 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
   int align = 16;
   for (int c = C_ALIGN_A; c <= C_ALIGN_LDD && !other; c++)   /* (other): -1, unknown */
     if (r->col[c] >= 0 && get_align(r, F(c), col_names[c], &align)) return -1;
+  /* the handle's math mode as the log wrote it (v2 on): -1 when it does
+   * not say */
+  long long math_mode = -1;
+  if (r->col[C_MATH_MODE] >= 0 && !other && strcmp(F(C_MATH_MODE), "-") &&
+      get_int(r, F(C_MATH_MODE), col_names[C_MATH_MODE], 0, &math_mode))
+    return -1;
   long long timed, captured, time_dropped;
   double median_us, est_total_us;
   if (get_time_count(r, f, C_TIMED, &timed) || get_time_count(r, f, C_CAPTURED, &captured) ||
@@ -387,7 +394,7 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
                  .route = route, .reason = reason,
                  .gpu_uuid = r->col[C_GPU_UUID] >= 0 ? F(C_GPU_UUID) : "",
                  .other = other, .bad_args = bad_args, .entry_class = entry_class,
-                 .align = align, .timed = timed, .captured = captured,
+                 .align = align, .math_mode = math_mode, .timed = timed, .captured = captured,
                  .time_dropped = time_dropped, .median_us = median_us,
                  .est_total_us = est_total_us };
 #undef F

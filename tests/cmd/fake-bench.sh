@@ -1,0 +1,47 @@
+#!/bin/sh
+# A stand-in for gemmshim-bench, for gemmshim tune's tests (no GPU): the
+# answers of --identity, --list-csv and one shape's measurement, in the
+# bench's formats. Each call's arguments are appended to $FAKE_BENCH_LOG.
+#   FAKE_BENCH_NO_GPU=1   every call fails as the bench does without a GPU
+# Ratios: cuBLAS against itself 1.001; kern_bf16 1.10 where m = 4096, else
+# 0.90; kern_f32 1.00; kern_bf16 takes only TN (else "outside").
+[ -n "${FAKE_BENCH_LOG:-}" ] && echo "$*" >>"$FAKE_BENCH_LOG"
+if [ -n "${FAKE_BENCH_NO_GPU:-}" ]; then
+  echo "gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: no CUDA-capable device is detected); nothing to measure" >&2
+  exit 2
+fi
+kernel= shapes= csv= self=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --identity)
+      printf '%s\n' 'Validator,gpu_name,Fake GPU' 'Validator,compute_capability,9.0' \
+        'Validator,sm_count,132' 'Validator,cublas_version,13.1.0' 'Validator,shim_version,0.1.0' \
+        'Validator,kernel_table,0123456789abcdef' 'Validator,driver_version,580.159.04' \
+        'Validator,power_limit_w,700' 'device_uuid,GPU-fake'
+      exit 0 ;;
+    --list-csv) printf 'kernel,dtype\nkern_f32,f32\nkern_bf16,bf16\n'; exit 0 ;;
+    --kernel) kernel=$2; shift ;;
+    --shapes) shapes=$2; shift ;;
+    --csv) csv=$2; shift ;;
+    --self) self=1 ;;
+    --iters|--preheat-ms|--device) shift ;;
+    *) echo "fake-bench: unexpected argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+read -r m n k layout <"$shapes" || exit 2
+if [ -z "$self" ] && [ "$kernel" = kern_bf16 ] && [ "$layout" != TN ]; then
+  echo "$m $n $k      $layout   outside the kernel's class: layout (not timed)"
+  exit 0
+fi
+ratio=1.0010
+[ -z "$self" ] && case $kernel in
+  kern_bf16) if [ "$m" = 4096 ]; then ratio=1.1000; else ratio=0.9000; fi ;;
+  kern_f32) ratio=1.0000 ;;
+esac
+{
+  echo "# device: Fake GPU"
+  echo "m,n,k,layout,ours_tflops,cublas_tflops,ratio,ours_err,cublas_err,sm_mhz,power_w,ours_us,cublas_us,samples,reps,buffer_sets"
+  echo "$m,$n,$k,$layout,1.0,1.0,$ratio,1.0e-03,1.0e-03,1755,690,10.00,$(echo "$ratio" | awk '{ printf "%.2f", 10 * $1 }'),20,50,8"
+} >"$csv"
+exit 0

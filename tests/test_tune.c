@@ -1,0 +1,515 @@
+/* gemmshim tune's logic (tools/tune.c) through a stand-in measurer and a
+ * fake clock: which calls are measured, the verdict from two passes and
+ * the noise, the table it writes (read back by the library's parser), and
+ * that a run cut by its budget, or stopped, then resumed, writes the same
+ * table as one uninterrupted run. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../dispatch/route_table.h"
+#include "../tools/tune.h"
+
+static char dir[256];
+
+static void path_in(const char *name, char *out, size_t len)
+{
+  snprintf(out, len, "%s/%s", dir, name);
+}
+
+static char *slurp(const char *path)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return strdup(buf);
+}
+
+static void spit(const char *path, const char *text)
+{
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static int setup(void **s)
+{
+  (void)s;
+  snprintf(dir, sizeof dir, "%s/test_tune.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  assert_non_null(mkdtemp(dir));
+  return 0;
+}
+
+static int teardown(void **s)
+{
+  (void)s;
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  assert_int_equal(system(cmd), 0);
+  return 0;
+}
+
+static tn_key gemm_key(const char *dt, const char *layout, long long m, long long n, long long k)
+{
+  tn_key key;
+  memset(&key, 0, sizeof key);
+  snprintf(key.entry, sizeof key.entry, "gemm");
+  snprintf(key.a_type, sizeof key.a_type, "%s", dt);
+  snprintf(key.b_type, sizeof key.b_type, "%s", dt);
+  snprintf(key.c_type, sizeof key.c_type, "%s", dt);
+  snprintf(key.compute, sizeof key.compute, "%s", strcmp(dt, "f32") ? "32f" : "-");
+  snprintf(key.layout, sizeof key.layout, "%s", layout);
+  snprintf(key.epilogue, sizeof key.epilogue, "-");
+  key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16, key.math_mode = 0;
+  return key;
+}
+
+/* ---- which calls ---------------------------------------------------------- */
+
+static void test_measurable_is_the_call_the_bench_makes(void **s)
+{
+  (void)s;
+  char why[96];
+  tn_key k = gemm_key("bf16", "TN", 4096, 8, 4096);
+  assert_true(tn_measurable(&k, why, sizeof why));
+  assert_string_equal(why, "");
+  tn_key b = k;
+  b.batch = 4;
+  assert_false(tn_measurable(&b, why, sizeof why));
+  assert_string_equal(why, "batched calls are not measured yet");
+  b = k;
+  snprintf(b.entry, sizeof b.entry, "lt");
+  assert_false(tn_measurable(&b, why, sizeof why));
+  assert_non_null(strstr(why, "cublasLtMatmul"));
+  b = k;
+  b.align = 8;
+  assert_false(tn_measurable(&b, why, sizeof why));
+  b = k;
+  snprintf(b.c_type, sizeof b.c_type, "f32");
+  assert_false(tn_measurable(&b, why, sizeof why));
+  b = k;
+  snprintf(b.epilogue, sizeof b.epilogue, "bias");
+  assert_false(tn_measurable(&b, why, sizeof why));
+  b = k;
+  snprintf(b.compute, sizeof b.compute, "32f_fast_tf32");
+  assert_false(tn_measurable(&b, why, sizeof why));
+  tn_key f = gemm_key("f32", "NN", 1024, 1024, 1024);
+  assert_true(tn_measurable(&f, why, sizeof why));
+  f.math_mode = 3;   /* TF32 tensor-op math: cuBLAS would not run SGEMM */
+  assert_false(tn_measurable(&f, why, sizeof why));
+  f.math_mode = -1;  /* not said: as the default */
+  assert_true(tn_measurable(&f, why, sizeof why));
+}
+
+#define V3_HEADER                                                                              \
+  "# gemmshim log v3\n"                                                                        \
+  "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,"    \
+  "device,entry_class,lda,ldb,ldc,ldd,stride_a,stride_b,stride_c,stride_d,align_a,align_b,"   \
+  "align_c,align_d,align_lda,align_ldb,align_ldc,align_ldd,pointer_mode,math_mode,gpu_name,"  \
+  "gpu_uuid,timed,median_us,est_total_us,captured,time_dropped\n"
+#define ALIGN16 ",16,16,16,16,16,16,16,16,host,"
+#define A16 ",0,0,0,0" ALIGN16
+#define TAIL ",NVIDIA H200,GPU-1,-,-,-,-,-\n"
+
+static void test_plan_from_a_log_distinct_and_measurable(void **s)
+{
+  (void)s;
+  char log[512];
+  path_in("calls.csv", log, sizeof log);
+  spit(log, V3_HEADER
+       /* the same call from two processes: once */
+       "1,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,cublas,routing_off,30,0,gemm,"
+       "4096,4096,4096,4096" A16 "0" TAIL
+       "2,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,cublas,routing_off,30,0,gemm,"
+       "4096,4096,4096,4096" A16 "0" TAIL
+       "1,cublasSgemm_v2,f32,f32,f32,-,NN,-,1024,1024,1024,1,cublas,routing_off,5,0,gemm,"
+       "1024,1024,1024,1024" A16 "0" TAIL
+       /* TF32 math: not the SGEMM the bench times */
+       "1,cublasSgemm_v2,f32,f32,f32,-,NT,-,1024,1024,1024,1,cublas,routing_off,5,0,gemm,"
+       "1024,1024,1024,1024" A16 "3" TAIL
+       "1,cublasGemmStridedBatchedEx,bf16,bf16,bf16,32f,NN,-,256,256,64,128,cublas,routing_off,"
+       "5,0,gemm_batched,256,256,256,256,65536,16384,65536,65536" ALIGN16 "0" TAIL
+       "1,cublasLtMatmul,bf16,bf16,bf16,32f,TN,bias,4096,2048,1024,1,cublas,routing_off,5,0,lt,"
+       "1024,1024,4096,4096" A16 "-" TAIL);
+  tn_plan p;
+  tn_plan_init(&p);
+  char err[TN_ERR_LEN];
+  assert_int_equal(tn_plan_add_log(&p, log, err), 0);
+  assert_int_equal(p.n, 2);
+  assert_int_equal(p.n_skipped, 3);
+  tn_plan_sort(&p);
+  assert_string_equal(p.keys[0].a_type, "bf16");
+  assert_int_equal(p.keys[0].m, 4096);
+  assert_int_equal(p.keys[0].n, 8);
+  assert_string_equal(p.keys[1].a_type, "f32");
+  int batched = 0, lt = 0, tf32 = 0;
+  for (size_t i = 0; i < p.n_skipped; i++) {
+    batched |= !strcmp(p.skipped[i].entry, "gemm_batched");
+    lt |= !strcmp(p.skipped[i].entry, "lt");
+    tf32 |= p.skipped[i].math_mode == 3 && strstr(p.skip_why[i], "math mode") != NULL;
+  }
+  assert_true(batched && lt && tf32);
+  tn_plan_free(&p);
+}
+
+static void test_plan_from_a_shape_file(void **s)
+{
+  (void)s;
+  char path[512], err[TN_ERR_LEN];
+  path_in("shapes.txt", path, sizeof path);
+  spit(path, "# weights\n4096 1 4096 TN bf16\n 1024 8 4096 tn bf16 # GQA k/v\n\n"
+             "4096 4096 4096 NN f32\n4096 1 4096 TN bf16\n");
+  tn_plan p;
+  tn_plan_init(&p);
+  assert_int_equal(tn_plan_add_shapes(&p, path, err), 0);
+  assert_int_equal(p.n, 3);
+  tn_plan_sort(&p);
+  assert_string_equal(p.keys[0].layout, "TN");
+  assert_int_equal(p.keys[0].m, 1024);
+  assert_string_equal(p.keys[2].compute, "-");   /* f32: cublasSgemm_v2's key */
+  tn_plan_free(&p);
+
+  spit(path, "4096 1 4096 TN bf16\n4096 1 4096 XN bf16\n");
+  tn_plan_init(&p);
+  assert_int_equal(tn_plan_add_shapes(&p, path, err), -1);
+  assert_non_null(strstr(err, "shapes.txt:2: expected"));
+  tn_plan_free(&p);
+  spit(path, "4096 1 TN bf16\n");
+  tn_plan_init(&p);
+  assert_int_equal(tn_plan_add_shapes(&p, path, err), -1);
+  assert_non_null(strstr(err, "shapes.txt:1:"));
+  tn_plan_free(&p);
+}
+
+/* ---- the verdict ------------------------------------------------------------ */
+
+static tn_sample measured(double ratio, double ours_us)
+{
+  tn_sample s;
+  memset(&s, 0, sizeof s);
+  s.outcome = TN_MEASURED;
+  s.ratio = ratio;
+  s.ours_us = ours_us;
+  s.cublas_us = ours_us * ratio;
+  return s;
+}
+
+static const tn_kernel two[2] = { { "kern_a", "bf16" }, { "kern_b", "bf16" } };
+
+static void test_decide_needs_both_passes_above_the_noise(void **s)
+{
+  (void)s;
+  tn_sample self[2] = { measured(1.004, 10), measured(0.99, 10.1) };
+  tn_sample cand[4] = { measured(1.05, 9.5), measured(1.03, 9.7),     /* kern_a */
+                        measured(1.20, 8.3), measured(1.01, 9.9) };   /* kern_b: one pass low */
+  tn_verdict v;
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "kern_a");
+  assert_true(fabs(v.ratio - 1.03) < 1e-12);      /* the lower pass */
+  assert_true(fabs(v.time_us - 9.7) < 1e-12);     /* the slower pass */
+  assert_true(fabs(v.noise - 0.01) < 1e-12);
+  assert_true(fabs(v.threshold - 1.02) < 1e-12);
+
+  /* noise of 4%: 1.03 is not enough */
+  self[1] = measured(0.96, 10);
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "cublas");
+  assert_true(fabs(v.threshold - 1.04) < 1e-12);
+  assert_true(v.ratio == 1);
+  assert_non_null(strstr(v.why, "kern_a"));
+
+  /* the better of two winners by its lower pass */
+  self[1] = measured(1.0, 10);
+  cand[3] = measured(1.10, 9.0);
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "kern_b");
+  assert_true(fabs(v.ratio - 1.10) < 1e-12);
+
+  /* a kernel wrong in one pass is out */
+  cand[3].outcome = TN_WRONG;
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "kern_a");
+
+  /* no noise measured: no route at all */
+  self[0].outcome = TN_FAILED;
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "cublas");
+  assert_true(isinf(v.threshold));
+}
+
+/* ---- the run --------------------------------------------------------------- */
+
+/* The stand-in: kern_a wins on m = 4096 (1.10x, 1.08x), loses elsewhere
+ * (0.95x); kern_b takes only n <= 8 and is at 1.01x there; cuBLAS against
+ * itself 1.002 / 0.998. Each measurement takes 10 fake seconds. */
+typedef struct fake {
+  double clock;
+  int measures;
+  int stop_after;     /* stop() answers 1 once measures reaches it (0: never) */
+  int fatal_at;       /* measure fails fatally at this count (0: never) */
+} fake;
+
+static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
+                        tn_sample *out, char err[TN_ERR_LEN])
+{
+  fake *f = ctx;
+  f->clock += 10;
+  f->measures++;
+  if (f->fatal_at && f->measures == f->fatal_at) {
+    snprintf(err, TN_ERR_LEN, "the GPU fell off the bus");
+    return -1;
+  }
+  double r;
+  if (self) r = pass ? 0.998 : 1.002;
+  else if (!strcmp(kernel, "kern_a")) r = k->m == 4096 ? (pass ? 1.08 : 1.10) : 0.95;
+  else {
+    if (k->n > 8) {
+      memset(out, 0, sizeof *out);
+      out->outcome = TN_OUTSIDE;
+      snprintf(out->why, sizeof out->why, "outside its class: size_class");
+      return 0;
+    }
+    r = 1.01;
+  }
+  *out = measured(r, 100.0 / r);
+  out->sm_mhz = 1755;
+  return 0;
+}
+static double fake_now(void *ctx) { return ((fake *)ctx)->clock; }
+static int fake_stop(void *ctx)
+{
+  fake *f = ctx;
+  return f->stop_after && f->measures >= f->stop_after;
+}
+
+static const char validators[] =
+  "Validator,gpu_name,NVIDIA H200\nValidator,compute_capability,9.0\nValidator,sm_count,132\n"
+  "Validator,cublas_version,13.1.0\nValidator,shim_version,0.1.0\n"
+  "Validator,kernel_table,0123456789abcdef\nValidator,driver_version,580.159.04\n"
+  "Validator,power_limit_w,700\n";
+
+static void make_plan(tn_plan *p)
+{
+  tn_plan_init(p);
+  const long long ms[4] = { 4096, 1024, 4096, 2048 };
+  const long long ns[4] = { 8, 8, 4096, 1 };
+  for (int i = 0; i < 4; i++) {
+    tn_key k = gemm_key("bf16", i & 1 ? "NN" : "TN", ms[i], ns[i], 4096);
+    assert_int_equal(tn_plan_add(p, &k), 0);
+  }
+  tn_key f = gemm_key("f32", "NN", 4096, 4096, 4096);   /* no f32 kernel here */
+  assert_int_equal(tn_plan_add(p, &f), 0);
+}
+
+static int run(const char *table, fake *f, double budget, int resume, tn_run_result *res,
+               char err[TN_ERR_LEN])
+{
+  char csv[512];
+  snprintf(csv, sizeof csv, "%.400s.measurements", table);
+  tn_plan p;
+  make_plan(&p);
+  tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
+                    .budget_s = budget, .resume = resume };
+  tn_ops ops = { .measure = fake_measure, .now = fake_now, .stop = fake_stop, .ctx = f };
+  int rc = tn_run(&p, two, 2, &o, &ops, res, err);
+  tn_plan_free(&p);
+  return rc;
+}
+
+static void test_run_writes_a_table_the_library_reads(void **s)
+{
+  (void)s;
+  char table[512], err[TN_ERR_LEN];
+  path_in("routes.csv", table, sizeof table);
+  fake f = { 0 };
+  tn_run_result res;
+  assert_int_equal(run(table, &f, 0, 0, &res, err), 0);
+  assert_int_equal(res.tuned, 4);
+  assert_int_equal(res.failed, 1);   /* f32: no kernel of that type */
+  assert_int_equal(res.routed, 2);
+  assert_int_equal(res.stopped, 0);
+  /* per bf16 key: (self + 2 kernels) x 2 passes, kern_b's pass 2 skipped
+   * where it is outside */
+  assert_int_equal(f.measures, 6 + 6 + 5 + 6);
+  char *text = slurp(table);
+  assert_non_null(text);
+  gs_route_table *t = gs_rt_parse(text, strlen(text), table, NULL, 0, NULL);
+  assert_non_null(t);
+  assert_int_equal(t->n_bad, 0);
+  assert_int_equal(t->n_rows, 4);
+  assert_string_equal(t->value[GS_V_GPU_NAME], "NVIDIA H200");
+  assert_string_equal(t->value[GS_V_POWER_LIMIT_W], "700");
+  int routed = 0;
+  for (size_t i = 0; i < t->n_rows; i++) {
+    const gs_rt_row *r = &t->rows[i];
+    assert_true(r->exact);
+    if (r->m.lo == 4096) {
+      assert_string_equal(r->route, "kern_a");
+      assert_true(fabs(r->ratio - 1.08) < 1e-9);
+      routed++;
+    } else {
+      assert_string_equal(r->route, "cublas");
+    }
+  }
+  assert_int_equal(routed, 2);
+  gs_rt_free(t);
+  /* every measurement and verdict in the CSV */
+  char csv[512];
+  snprintf(csv, sizeof csv, "%.400s.measurements", table);
+  char *c = slurp(csv);
+  assert_non_null(c);
+  int lines = 0, verdicts = 0;
+  for (char *p = c; *p; p++) lines += *p == '\n';
+  for (char *p = c; (p = strstr(p, ",verdict,")); p++) verdicts++;
+  assert_int_equal(verdicts, 4);
+  assert_int_equal(lines, 1 + 4 + 6 + 6 + 6 + 6);   /* header, verdicts, samples */
+  free(c);
+  free(text);
+
+  /* a second run into the same table without --resume: refused, the table kept */
+  fake g = { 0 };
+  assert_int_equal(run(table, &g, 0, 0, &res, err), -1);
+  assert_non_null(strstr(err, "exists: --resume"));
+  assert_int_equal(g.measures, 0);
+}
+
+static void test_budget_then_resume_writes_the_same_table(void **s)
+{
+  (void)s;
+  char whole[512], cut[512], err[TN_ERR_LEN];
+  path_in("whole.csv", whole, sizeof whole);
+  path_in("cut.csv", cut, sizeof cut);
+  fake f = { 0 };
+  tn_run_result res;
+  assert_int_equal(run(whole, &f, 0, 0, &res, err), 0);
+
+  /* 130 fake seconds: the first key takes 60, the second would end at 120,
+   * the third would pass the budget: two keys, then stop */
+  fake g = { 0 };
+  assert_int_equal(run(cut, &g, 130, 0, &res, err), 0);
+  assert_int_equal(res.stopped, 2);
+  assert_int_equal(res.tuned, 2);
+  assert_int_equal(res.left, 3);
+  assert_true(g.clock <= 130);
+  char *part = slurp(cut);
+  assert_non_null(part);
+  gs_route_table *t = gs_rt_parse(part, strlen(part), cut, NULL, 0, NULL);
+  assert_int_equal(t->n_rows, 2);
+  gs_rt_free(t);
+  free(part);
+  /* resumed in pieces of one key */
+  for (int i = 0; i < 10 && res.left; i++) {
+    fake h = { 0 };
+    assert_int_equal(run(cut, &h, 1, 1, &res, err), 0);
+  }
+  assert_int_equal(res.left, 0);
+  char *a = slurp(whole), *b = slurp(cut);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+}
+
+static void test_stop_leaves_no_half_measured_call(void **s)
+{
+  (void)s;
+  char whole[512], cut[512], err[TN_ERR_LEN];
+  path_in("w2.csv", whole, sizeof whole);
+  path_in("c2.csv", cut, sizeof cut);
+  fake f = { 0 };
+  tn_run_result res;
+  assert_int_equal(run(whole, &f, 0, 0, &res, err), 0);
+  /* Ctrl-C during the second key's first pass */
+  fake g = { .stop_after = 8 };
+  assert_int_equal(run(cut, &g, 0, 0, &res, err), 0);
+  assert_int_equal(res.stopped, 1);
+  assert_int_equal(res.tuned, 1);
+  char *part = slurp(cut);
+  gs_route_table *t = gs_rt_parse(part, strlen(part), cut, NULL, 0, NULL);
+  assert_int_equal(t->n_rows, 1);
+  gs_rt_free(t);
+  free(part);
+  fake h = { 0 };
+  assert_int_equal(run(cut, &h, 0, 1, &res, err), 0);
+  assert_int_equal(res.kept, 1);
+  assert_int_equal(res.tuned, 3);
+  char *a = slurp(whole), *b = slurp(cut);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+}
+
+static void test_resume_refuses_another_gpus_table(void **s)
+{
+  (void)s;
+  char table[512], err[TN_ERR_LEN];
+  path_in("other.csv", table, sizeof table);
+  spit(table, "Validator,gpu_name,NVIDIA H100 80GB HBM3\nValidator,compute_capability,9.0\n"
+              "Validator,sm_count,132\nValidator,cublas_version,13.1.0\n"
+              "Validator,shim_version,0.1.0\nValidator,kernel_table,0123456789abcdef\n"
+              "Validator,driver_version,580.159.04\nValidator,power_limit_w,700\n"
+              "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,"
+              "time_us,ratio\n");
+  fake f = { 0 };
+  tn_run_result res;
+  assert_int_equal(run(table, &f, 0, 1, &res, err), -1);
+  assert_non_null(strstr(err, "gpu_name is 'NVIDIA H100 80GB HBM3', 'NVIDIA H200' here"));
+  assert_int_equal(f.measures, 0);
+  /* nothing to resume */
+  path_in("none.csv", table, sizeof table);
+  assert_int_equal(run(table, &f, 0, 1, &res, err), -1);
+  assert_non_null(strstr(err, "nothing to resume"));
+  /* a hand-made row with a range is not one to go on with */
+  path_in("ranged.csv", table, sizeof table);
+  char text[2048];
+  snprintf(text, sizeof text, "%sentry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,"
+           "align,route,time_us,ratio\ngemm,bf16,bf16,bf16,32f,TN,-,1024-4096,8,4096,1,16,"
+           "cublas,-,1\n", validators);
+  spit(table, text);
+  assert_int_equal(run(table, &f, 0, 1, &res, err), -1);
+  assert_non_null(strstr(err, "ranged.csv:10: not a row gemmshim tune writes"));
+}
+
+static void test_a_fatal_measurement_keeps_the_finished_rows(void **s)
+{
+  (void)s;
+  char table[512], err[TN_ERR_LEN];
+  path_in("fatal.csv", table, sizeof table);
+  fake f = { .fatal_at = 9 };   /* in the second key */
+  tn_run_result res;
+  assert_int_equal(run(table, &f, 0, 0, &res, err), -1);
+  assert_string_equal(err, "the GPU fell off the bus");
+  char *text = slurp(table);
+  gs_route_table *t = gs_rt_parse(text, strlen(text), table, NULL, 0, NULL);
+  assert_int_equal(t->n_rows, 1);
+  gs_rt_free(t);
+  free(text);
+}
+
+int main(void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_measurable_is_the_call_the_bench_makes),
+    cmocka_unit_test(test_plan_from_a_log_distinct_and_measurable),
+    cmocka_unit_test(test_plan_from_a_shape_file),
+    cmocka_unit_test(test_decide_needs_both_passes_above_the_noise),
+    cmocka_unit_test(test_run_writes_a_table_the_library_reads),
+    cmocka_unit_test(test_budget_then_resume_writes_the_same_table),
+    cmocka_unit_test(test_stop_leaves_no_half_measured_call),
+    cmocka_unit_test(test_resume_refuses_another_gpus_table),
+    cmocka_unit_test(test_a_fatal_measurement_keeps_the_finished_rows),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,648 @@
+/* gemmshim tune's logic (tune.h). */
+#include "tune.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../dispatch/route_table.h"
+
+__attribute__((format(printf, 2, 3))) static int say(char err[TN_ERR_LEN], const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, TN_ERR_LEN, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void copy(char *dst, size_t len, const char *src) { snprintf(dst, len, "%s", src); }
+
+/* ---- keys --------------------------------------------------------------- */
+
+static int key_cmp(const tn_key *a, const tn_key *b)
+{
+  int c;
+  if ((c = strcmp(a->entry, b->entry)) || (c = strcmp(a->a_type, b->a_type)) ||
+      (c = strcmp(a->b_type, b->b_type)) || (c = strcmp(a->c_type, b->c_type)) ||
+      (c = strcmp(a->compute, b->compute)) || (c = strcmp(a->layout, b->layout)) ||
+      (c = strcmp(a->epilogue, b->epilogue)))
+    return c;
+  const long long x[5] = { a->m, a->n, a->k, a->batch, a->align };
+  const long long y[5] = { b->m, b->n, b->k, b->batch, b->align };
+  for (int i = 0; i < 5; i++)
+    if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
+  return 0;
+}
+
+static int key_cmp_void(const void *a, const void *b) { return key_cmp(a, b); }
+
+static void key_text(const tn_key *k, char *out, size_t len)
+{
+  snprintf(out, len, "%s,%s,%s,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%d", k->entry, k->a_type,
+           k->b_type, k->c_type, k->compute, k->layout, k->epilogue, k->m, k->n, k->k, k->batch,
+           k->align);
+}
+
+static int is_dtype(const char *t)
+{
+  return !strcmp(t, "f32") || !strcmp(t, "bf16") || !strcmp(t, "f16");
+}
+
+/* The bench makes: cublasGemmEx with A = B = C of one type, FP32 compute
+ * (cublasSgemm for f32, in the default math mode), no epilogue, batch 1,
+ * 16-byte aligned. A call is measured only when it is that call. */
+int tn_measurable(const tn_key *k, char *why, size_t len)
+{
+  const char *no = NULL;
+  if (strcmp(k->entry, "gemm"))
+    no = !strcmp(k->entry, "lt")       ? "cublasLtMatmul calls are not measured yet"
+         : !strcmp(k->entry, "gemm_batched") ? "batched calls are not measured yet"
+                                       : "the entry point is not known";
+  else if (k->batch != 1) no = "batched calls are not measured yet";
+  else if (strcmp(k->a_type, k->b_type) || strcmp(k->a_type, k->c_type) || !is_dtype(k->a_type))
+    no = "only A = B = C of f32, bf16 or f16 is measured";
+  else if (strcmp(k->epilogue, "-") && strcmp(k->epilogue, "default"))
+    no = "calls with an epilogue are not measured yet";
+  else if (k->align != 16) no = "only 16-byte aligned calls are measured";
+  else if (!strcmp(k->a_type, "f32") ? strcmp(k->compute, "-") && strcmp(k->compute, "32f")
+                                     : strcmp(k->compute, "32f"))
+    no = "the compute type is not the one measured (32f)";
+  else if (!strcmp(k->a_type, "f32") && k->math_mode > 0)
+    no = "FP32 calls in a math mode other than the default are not measured yet";
+  else if (k->m < 1 || k->n < 1 || k->k < 1 || k->m > 2147483647LL || k->n > 2147483647LL ||
+           k->k > 2147483647LL)
+    no = "a dimension is not between 1 and 2^31 - 1";
+  else if (strlen(k->layout) != 2 || !strchr("NT", k->layout[0]) || !strchr("NT", k->layout[1]))
+    no = "the layout is not NN, TN, NT or TT";
+  if (why && len) copy(why, len, no ? no : "");
+  return no == NULL;
+}
+
+void tn_plan_init(tn_plan *p) { memset(p, 0, sizeof *p); }
+
+void tn_plan_free(tn_plan *p)
+{
+  free(p->keys);
+  free(p->skipped);
+  free(p->skip_why);
+  memset(p, 0, sizeof *p);
+}
+
+int tn_plan_add(tn_plan *p, const tn_key *k)
+{
+  char why[96];
+  int ok = tn_measurable(k, why, sizeof why);
+  tn_key *list = ok ? p->keys : p->skipped;
+  size_t n = ok ? p->n : p->n_skipped;
+  for (size_t i = 0; i < n; i++)
+    if (!key_cmp(&list[i], k)) return 0;
+  if (ok) {
+    if (p->n == p->cap) {
+      size_t cap = p->cap ? 2 * p->cap : 32;
+      tn_key *nk = realloc(p->keys, cap * sizeof *nk);
+      if (!nk) return -1;
+      p->keys = nk, p->cap = cap;
+    }
+    p->keys[p->n++] = *k;
+    return 0;
+  }
+  if (p->n_skipped == p->skipped_cap) {
+    size_t cap = p->skipped_cap ? 2 * p->skipped_cap : 16;
+    tn_key *nk = realloc(p->skipped, cap * sizeof *nk);
+    if (!nk) return -1;
+    p->skipped = nk;
+    char (*nw)[96] = realloc(p->skip_why, cap * sizeof *nw);
+    if (!nw) return -1;
+    p->skip_why = nw, p->skipped_cap = cap;
+  }
+  p->skipped[p->n_skipped] = *k;
+  copy(p->skip_why[p->n_skipped++], sizeof p->skip_why[0], why);
+  return 0;
+}
+
+static int add_row(const rs_row *r, void *ctx)
+{
+  if (r->other || r->bad_args) return 0;   /* no shape to measure */
+  tn_key k;
+  memset(&k, 0, sizeof k);
+  copy(k.entry, sizeof k.entry, gs_rt_entry_class_name(r->entry_class));
+  copy(k.a_type, sizeof k.a_type, r->a_type);
+  copy(k.b_type, sizeof k.b_type, r->b_type);
+  copy(k.c_type, sizeof k.c_type, r->c_type);
+  copy(k.compute, sizeof k.compute, r->compute);
+  copy(k.layout, sizeof k.layout, r->layout);
+  copy(k.epilogue, sizeof k.epilogue, r->epilogue);
+  k.m = r->dims[0], k.n = r->dims[1], k.k = r->dims[2], k.batch = r->dims[3];
+  k.align = r->align;
+  k.math_mode = r->math_mode;
+  return tn_plan_add(ctx, &k);
+}
+
+int tn_plan_add_log(tn_plan *p, const char *path, char err[TN_ERR_LEN])
+{
+  char rerr[RS_ERR_LEN];
+  if (rs_read_file(path, 0, add_row, p, NULL, rerr)) return say(err, "%s", rerr);
+  return 0;
+}
+
+int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
+{
+  FILE *f = fopen(path, "r");
+  if (!f) return say(err, "%s: %s", path, strerror(errno));
+  char line[512];
+  int rc = 0;
+  for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+    if (!strchr(line, '\n') && !feof(f)) {
+      rc = say(err, "%s:%d: the line is too long", path, ln);
+      break;
+    }
+    char *hash = strchr(line, '#');
+    if (hash) *hash = '\0';
+    long long m, n, k;
+    char lay[8], dt[16], extra[2];
+    int got = sscanf(line, "%lld %lld %lld %7s %15s %1s", &m, &n, &k, lay, dt, extra);
+    if (got <= 0) continue;
+    tn_key key;
+    memset(&key, 0, sizeof key);
+    if (got == 5 && strlen(lay) == 2) {
+      key.layout[0] = (char)(lay[0] == 'n' ? 'N' : lay[0] == 't' ? 'T' : lay[0]);
+      key.layout[1] = (char)(lay[1] == 'n' ? 'N' : lay[1] == 't' ? 'T' : lay[1]);
+    }
+    if (got != 5 || !is_dtype(dt) || m < 1 || n < 1 || k < 1 || m > 2147483647LL ||
+        n > 2147483647LL || k > 2147483647LL || !strchr("NT", key.layout[0]) ||
+        !key.layout[0] || !strchr("NT", key.layout[1]) || !key.layout[1]) {
+      rc = say(err, "%s:%d: expected \"m n k layout dtype\" (dims 1 .. 2^31 - 1, layout NN, TN, "
+                    "NT or TT, dtype f32, bf16 or f16)", path, ln);
+      break;
+    }
+    copy(key.entry, sizeof key.entry, "gemm");
+    copy(key.a_type, sizeof key.a_type, dt);
+    copy(key.b_type, sizeof key.b_type, dt);
+    copy(key.c_type, sizeof key.c_type, dt);
+    copy(key.compute, sizeof key.compute, strcmp(dt, "f32") ? "32f" : "-");
+    copy(key.epilogue, sizeof key.epilogue, "-");
+    key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16, key.math_mode = 0;
+    if (tn_plan_add(p, &key)) {
+      rc = say(err, "out of memory");
+      break;
+    }
+  }
+  if (!rc && ferror(f)) rc = say(err, "%s: %s", path, strerror(errno));
+  fclose(f);
+  return rc;
+}
+
+void tn_plan_sort(tn_plan *p)
+{
+  if (p->n) qsort(p->keys, p->n, sizeof *p->keys, key_cmp_void);
+}
+
+/* ---- the verdict ---------------------------------------------------------- */
+
+void tn_decide(const tn_sample self[TN_PASSES], const tn_kernel *kernels, size_t n_kernels,
+               const tn_sample *cand, tn_verdict *out)
+{
+  memset(out, 0, sizeof *out);
+  copy(out->route, sizeof out->route, "cublas");
+  out->ratio = 1;
+  out->time_us = -1;
+  int calibrated = 1;
+  for (int p = 0; p < TN_PASSES; p++) {
+    if (self[p].outcome != TN_MEASURED || !(self[p].ratio > 0)) {
+      calibrated = 0;
+      continue;
+    }
+    double dev = fabs(self[p].ratio - 1);
+    if (dev > out->noise) out->noise = dev;
+    if (self[p].cublas_us > out->time_us) out->time_us = self[p].cublas_us;
+  }
+  out->threshold = GS_RT_MIN_RATIO > 1 + out->noise ? GS_RT_MIN_RATIO : 1 + out->noise;
+  if (!calibrated) {
+    copy(out->why, sizeof out->why,
+         "cuBLAS against itself was not measured in both passes: no noise, no route");
+    out->threshold = INFINITY;
+    return;
+  }
+  /* the best candidate by its lower ratio; the reason the best of those
+   * that lost lost, for the record */
+  double best = 0, best_loser = -1;
+  char loser[200] = "";
+  for (size_t i = 0; i < n_kernels; i++) {
+    const tn_sample *s = &cand[i * TN_PASSES];
+    int measured = 1;
+    double lo = INFINITY, slow = 0;
+    for (int p = 0; p < TN_PASSES; p++) {
+      if (s[p].outcome != TN_MEASURED || !(s[p].ratio > 0)) measured = 0;
+      else {
+        if (s[p].ratio < lo) lo = s[p].ratio;
+        if (s[p].ours_us > slow) slow = s[p].ours_us;
+      }
+    }
+    if (!measured) continue;
+    if (lo >= out->threshold && lo > best) {
+      best = lo;
+      copy(out->route, sizeof out->route, kernels[i].name);
+      out->ratio = lo;
+      out->time_us = slow;
+    } else if (lo < out->threshold && lo > best_loser) {
+      best_loser = lo;
+      snprintf(loser, sizeof loser, "%s %.3fx and %.3fx, below %.3fx", kernels[i].name,
+               s[0].ratio, s[1].ratio, out->threshold);
+    }
+  }
+  if (best > 0)
+    snprintf(out->why, sizeof out->why, "%s at %.3fx or better in both passes (at least %.3fx: "
+             "1.02, or 1 + noise %.1f%%)", out->route, out->ratio, out->threshold,
+             100 * out->noise);
+  else if (loser[0])
+    snprintf(out->why, sizeof out->why, "cublas: best candidate %s (noise %.1f%%)", loser,
+             100 * out->noise);
+  else
+    snprintf(out->why, sizeof out->why, "cublas: no kernel measured on this call (noise %.1f%%)",
+             100 * out->noise);
+}
+
+/* ---- the table -------------------------------------------------------- */
+
+typedef struct row {
+  tn_key key;
+  char *line;        /* the table's line, without its newline */
+} row;
+
+typedef struct rows {
+  row *r;
+  size_t n, cap;
+} rows;
+
+static void rows_free(rows *t)
+{
+  for (size_t i = 0; i < t->n; i++) free(t->r[i].line);
+  free(t->r);
+  memset(t, 0, sizeof *t);
+}
+
+static row *rows_find(const rows *t, const tn_key *k)
+{
+  for (size_t i = 0; i < t->n; i++)
+    if (!key_cmp(&t->r[i].key, k)) return &t->r[i];
+  return NULL;
+}
+
+static int rows_add(rows *t, const tn_key *k, const char *line)
+{
+  char *copy_line = strdup(line);
+  if (!copy_line) return -1;
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? 2 * t->cap : 32;
+    row *nr = realloc(t->r, cap * sizeof *nr);
+    if (!nr) {
+      free(copy_line);
+      return -1;
+    }
+    t->r = nr, t->cap = cap;
+  }
+  t->r[t->n].key = *k;
+  t->r[t->n++].line = copy_line;
+  return 0;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+  return key_cmp(&((const row *)a)->key, &((const row *)b)->key);
+}
+
+#define TABLE_HEADER "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio"
+#define TABLE_NOTE                                                                          \
+  "# gemmshim tune: each call timed in two passes, interleaved with cuBLAS on rotated "     \
+  "inputs; a kernel routed only at max(1.02, 1 + noise) x cuBLAS or better in both, noise " \
+  "being cuBLAS timed against itself"
+
+/* The whole table, to a temporary file beside path, then renamed over it:
+ * a reader (or a Ctrl-C) never sees half a table. */
+static int write_table(const char *path, const char *validators, rows *t, char err[TN_ERR_LEN])
+{
+  qsort(t->r, t->n, sizeof *t->r, row_cmp);
+  char tmp[4096];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+    return say(err, "%s: the name is too long", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return say(err, "cannot write %s: %s", tmp, strerror(errno));
+  fputs(TABLE_NOTE "\n", f);
+  fputs(validators, f);
+  fputs(TABLE_HEADER "\n", f);
+  for (size_t i = 0; i < t->n; i++) fprintf(f, "%s\n", t->r[i].line);
+  int bad = ferror(f);
+  if (fflush(f) || fsync(fileno(f))) bad = 1;
+  if (fclose(f)) bad = 1;
+  if (bad) {
+    unlink(tmp);
+    return say(err, "cannot write %s: %s", tmp, strerror(errno));
+  }
+  if (rename(tmp, path)) {
+    int e = errno;
+    unlink(tmp);
+    return say(err, "cannot replace %s: %s", path, strerror(e));
+  }
+  return 0;
+}
+
+/* The fields of a row's key from its text; -1 when the row is not one the
+ * tuner writes (a range or '*' in a key field). */
+static int parse_row_key(const char *line, tn_key *k)
+{
+  char buf[1024];
+  copy(buf, sizeof buf, line);
+  char *f[16];
+  int n = 0;
+  for (char *s = buf; n < 16;) {
+    f[n++] = s;
+    char *c = strchr(s, ',');
+    if (!c) break;
+    *c = '\0';
+    s = c + 1;
+  }
+  if (n != 15) return -1;
+  memset(k, 0, sizeof *k);
+  copy(k->entry, sizeof k->entry, f[0]);
+  copy(k->a_type, sizeof k->a_type, f[1]);
+  copy(k->b_type, sizeof k->b_type, f[2]);
+  copy(k->c_type, sizeof k->c_type, f[3]);
+  copy(k->compute, sizeof k->compute, f[4]);
+  copy(k->layout, sizeof k->layout, f[5]);
+  copy(k->epilogue, sizeof k->epilogue, f[6]);
+  long long v[5];
+  for (int i = 0; i < 5; i++) {
+    char *end;
+    errno = 0;
+    v[i] = strtoll(f[7 + i], &end, 10);
+    if (!f[7 + i][0] || *end || errno) return -1;
+  }
+  for (int i = 0; i < 7; i++)
+    if (strchr(f[i], '*')) return -1;
+  k->m = v[0], k->n = v[1], k->k = v[2], k->batch = v[3], k->align = (int)v[4];
+  k->math_mode = -1;
+  return 0;
+}
+
+/* A table written by an earlier run, to go on with: its validators must be
+ * this GPU's, each of its rows one the tuner writes. */
+static int load_table(const char *path, const char *validators, rows *t, char err[TN_ERR_LEN])
+{
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return say(err, "--resume: %s: %s%s", path, strerror(errno),
+                errno == ENOENT ? " (nothing to resume: tune without --resume)" : "");
+  char line[1024];
+  int ln = 0, rc = 0, header = 0;
+  size_t n_valid = 0;
+  while (!rc && fgets(line, sizeof line, f)) {
+    ln++;
+    line[strcspn(line, "\r\n")] = '\0';
+    if (!line[0] || line[0] == '#') continue;
+    if (!strncmp(line, "Validator,", 10)) {
+      /* the same line must be among this GPU's */
+      const char *p = validators;
+      size_t len = strlen(line);
+      int found = 0;
+      while (*p && !found) {
+        size_t l = strcspn(p, "\n");
+        found = l == len && !memcmp(p, line, len);
+        p += l + (p[l] == '\n');
+      }
+      if (!found) {
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(line + 10, ","), line + 10);
+        const char *mine = strstr(validators, key);
+        char here[160] = "(not known here)";
+        if (mine && mine > validators && mine[-1] == ',') {
+          size_t l = strcspn(mine + strlen(key) + 1, "\n");
+          snprintf(here, sizeof here, "'%.*s' here", (int)l, mine + strlen(key) + 1);
+        }
+        rc = say(err, "--resume: %s:%d: %s was measured where %s is '%s', %s: tune into another "
+                      "file", path, ln, path, key, line + 11 + strlen(key), here);
+      }
+      n_valid++;
+      continue;
+    }
+    if (!strcmp(line, TABLE_HEADER)) {
+      header = 1;
+      continue;
+    }
+    tn_key k;
+    if (!header || parse_row_key(line, &k))
+      rc = say(err, "--resume: %s:%d: not a row gemmshim tune writes: tune into another file",
+               path, ln);
+    else if (rows_find(t, &k))
+      rc = say(err, "--resume: %s:%d: a second row for the same call", path, ln);
+    else if (rows_add(t, &k, line))
+      rc = say(err, "out of memory");
+  }
+  if (!rc && ferror(f)) rc = say(err, "--resume: %s: %s", path, strerror(errno));
+  fclose(f);
+  if (!rc && (!header || !n_valid))
+    rc = say(err, "--resume: %s: no validators or no header: not a table gemmshim tune wrote", path);
+  if (!rc) {
+    /* every validator of this GPU must have been in the table, too */
+    size_t mine = 0;
+    for (const char *p = validators; (p = strstr(p, "Validator,")); p += 10) mine++;
+    if (mine != n_valid)
+      rc = say(err, "--resume: %s has %zu validators, this GPU %zu: tune into another file", path,
+               n_valid, mine);
+  }
+  return rc;
+}
+
+/* ---- the measurements' CSV ---------------------------------------------- */
+
+#define CSV_HEADER                                                                           \
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,candidate,pass,"   \
+  "outcome,ours_us,cublas_us,ratio,ours_err,cublas_err,sm_mhz,note"
+
+static const char *outcome_name(tn_outcome o)
+{
+  switch (o) {
+  case TN_MEASURED: return "measured";
+  case TN_OUTSIDE: return "outside";
+  case TN_WRONG: return "wrong";
+  case TN_FAILED: return "failed";
+  }
+  return "?";
+}
+
+/* A note fit for a CSV field: no commas, quotes or newlines. */
+static void csv_note(const char *in, char *out, size_t len)
+{
+  size_t j = 0;
+  for (size_t i = 0; in[i] && j + 1 < len; i++)
+    out[j++] = in[i] == ',' ? ';' : in[i] == '"' || in[i] == '\n' || in[i] == '\r' ? ' ' : in[i];
+  out[j] = '\0';
+}
+
+static void csv_sample(FILE *f, const char *key, const char *cand, int pass, const tn_sample *s)
+{
+  char note[200];
+  csv_note(s->why, note, sizeof note);
+  if (s->outcome == TN_MEASURED || s->outcome == TN_WRONG)
+    fprintf(f, "%s,%s,%d,%s,%.2f,%.2f,%.4f,%.3e,%.3e,%d,%s\n", key, cand, pass + 1,
+            outcome_name(s->outcome), s->ours_us, s->cublas_us, s->ratio, s->ours_err,
+            s->cublas_err, s->sm_mhz, note);
+  else
+    fprintf(f, "%s,%s,%d,%s,-,-,-,-,-,-,%s\n", key, cand, pass + 1, outcome_name(s->outcome),
+            note);
+}
+
+/* ---- the run ---------------------------------------------------------- */
+
+static void format_row(const tn_key *k, const tn_verdict *v, char *out, size_t len)
+{
+  char key[512], t[32];
+  key_text(k, key, sizeof key);
+  if (v->time_us > 0) snprintf(t, sizeof t, "%.2f", v->time_us);
+  else copy(t, sizeof t, "-");
+  snprintf(out, len, "%s,%s,%s,%.4f", key, v->route, t, v->ratio);
+}
+
+int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_opts *o,
+           const tn_ops *ops, tn_run_result *res, char err[TN_ERR_LEN])
+{
+  memset(res, 0, sizeof *res);
+  rows t = { 0 };
+  struct stat st;
+  if (o->resume) {
+    if (load_table(o->table_path, o->validators, &t, err)) {
+      rows_free(&t);
+      return -1;
+    }
+    res->kept = t.n;
+  } else if (stat(o->table_path, &st) == 0) {
+    return say(err, "%s exists: --resume to go on with it, or remove it", o->table_path);
+  }
+  FILE *csv = fopen(o->csv_path, o->resume ? "a" : "w");
+  if (!csv) {
+    rows_free(&t);
+    return say(err, "cannot write %s: %s", o->csv_path, strerror(errno));
+  }
+  if (ftell(csv) == 0) fprintf(csv, CSV_HEADER "\n");
+
+  tn_plan_sort(p);
+  size_t todo = 0;
+  for (size_t i = 0; i < p->n; i++) todo += rows_find(&t, &p->keys[i]) == NULL;
+  const double start = ops->now(ops->ctx);
+  size_t done = 0;
+  int rc = 0;
+  tn_sample *cand = calloc(n_kernels ? n_kernels * TN_PASSES : 1, sizeof *cand);
+  if (!cand) rc = say(err, "out of memory");
+  for (size_t i = 0; i < p->n && !rc; i++) {
+    const tn_key *k = &p->keys[i];
+    if (rows_find(&t, k)) continue;
+    const double elapsed = ops->now(ops->ctx) - start;
+    const double per_key = done ? elapsed / (double)done : 0;
+    if (ops->stop && ops->stop(ops->ctx)) {
+      res->stopped = 1;
+      break;
+    }
+    if (o->budget_s > 0 && (elapsed >= o->budget_s || elapsed + per_key > o->budget_s)) {
+      res->stopped = 2;
+      break;
+    }
+    tn_sample self[TN_PASSES];
+    memset(self, 0, sizeof self);
+    /* the first kernel of the call's data type names the type for cuBLAS
+     * against itself; with none, nothing could serve the call */
+    const tn_kernel *typed = NULL;
+    for (size_t j = 0; j < n_kernels && !typed; j++)
+      if (!strcmp(kernels[j].dtype, k->a_type)) typed = &kernels[j];
+    if (!typed) {
+      res->failed++;
+      done++;
+      if (ops->progress) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s %s %lldx%lldx%lld: no kernel of this build takes %s calls; "
+                 "no row", k->a_type, k->layout, k->m, k->n, k->k, k->a_type);
+        ops->progress(ops->ctx, done, todo, -1, msg);
+      }
+      continue;
+    }
+    int stopped = 0;
+    for (int pass = 0; pass < TN_PASSES && !rc && !stopped; pass++) {
+      if (ops->measure(ops->ctx, k, typed->name, 1, pass, &self[pass], err)) rc = -1;
+      for (size_t j = 0; j < n_kernels && !rc; j++) {
+        tn_sample *s = &cand[j * TN_PASSES + pass];
+        memset(s, 0, sizeof *s);
+        if (strcmp(kernels[j].dtype, k->a_type)) {
+          s->outcome = TN_OUTSIDE;
+          copy(s->why, sizeof s->why, "another data type");
+          continue;
+        }
+        if (pass > 0 && cand[j * TN_PASSES].outcome == TN_OUTSIDE) {
+          *s = cand[j * TN_PASSES];   /* its class does not change between passes */
+          continue;
+        }
+        if (ops->measure(ops->ctx, k, kernels[j].name, 0, pass, s, err)) rc = -1;
+      }
+      if (ops->stop && ops->stop(ops->ctx)) stopped = 1;
+    }
+    if (rc) break;
+    if (stopped) {   /* this key's passes are not whole: not written */
+      res->stopped = 1;
+      break;
+    }
+    tn_verdict v;
+    tn_decide(self, kernels, n_kernels, cand, &v);
+    /* without the noise there is no verdict, and no row: a later run (or
+     * --resume) measures the call again */
+    const int calibrated = isfinite(v.threshold);
+    char line[1024], key[512];
+    if (calibrated) {
+      format_row(k, &v, line, sizeof line);
+      if (rows_add(&t, k, line)) {
+        rc = say(err, "out of memory");
+        break;
+      }
+      if ((rc = write_table(o->table_path, o->validators, &t, err))) break;
+    } else {
+      res->failed++;
+    }
+    key_text(k, key, sizeof key);
+    for (int pass = 0; pass < TN_PASSES; pass++) {
+      csv_sample(csv, key, "cublas_self", pass, &self[pass]);
+      for (size_t j = 0; j < n_kernels; j++)
+        if (strcmp(kernels[j].dtype, k->a_type) == 0)
+          csv_sample(csv, key, kernels[j].name, pass, &cand[j * TN_PASSES + pass]);
+    }
+    char note[300];
+    csv_note(v.why, note, sizeof note);
+    fprintf(csv, "%s,verdict,-,%s,%.2f,-,%.4f,-,-,-,threshold %.4f: %s\n", key, v.route,
+            v.time_us, v.ratio, v.threshold, note);
+    fflush(csv);
+    done++;
+    res->tuned += calibrated;
+    if (ops->progress) {
+      const double now = ops->now(ops->ctx) - start;
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s %s %lldx%lldx%lld: %s%s", k->a_type, k->layout, k->m, k->n,
+               k->k, v.why, calibrated ? "" : "; no row");
+      ops->progress(ops->ctx, done, todo, (now / (double)done) * (double)(todo - done), msg);
+    }
+  }
+  free(cand);
+  /* a run that measured nothing still leaves its table (validators, the
+   * rows kept), so that --resume has one to go on with */
+  if (!rc && !res->tuned && !res->stopped && !o->resume)
+    rc = write_table(o->table_path, o->validators, &t, err);
+  if (ferror(csv) && !rc) rc = say(err, "cannot write %s", o->csv_path);
+  if (fclose(csv) && !rc) rc = say(err, "cannot write %s: %s", o->csv_path, strerror(errno));
+  res->left = todo - done;
+  for (size_t i = 0; i < t.n; i++) {
+    const char *route = strchr(t.r[i].line, ',');
+    for (int c = 1; route && c < 12; c++) route = strchr(route + 1, ',');
+    if (route && strncmp(route + 1, "cublas,", 7)) res->routed++;
+  }
+  rows_free(&t);
+  return rc;
+}

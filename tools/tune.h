@@ -1,0 +1,143 @@
+/* gemmshim tune's logic, with no GPU and no processes: which calls can be
+ * measured, the rule that turns two passes of measurements into a route,
+ * and the run itself (keys in order, a budget, resuming a partial table,
+ * the table and its measurements written after every key). What measures
+ * a call, and the clock, come in as callbacks (tn_ops): `gemmshim tune`
+ * runs gemmshim-bench for them (gemmshim.c), the tests a stand-in.
+ * Nothing here prints except through the callbacks, and nothing exits. */
+#ifndef GEMMSHIM_TUNE_H
+#define GEMMSHIM_TUNE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "run_summary.h"
+
+#define TN_ERR_LEN 512
+#define TN_NAME_LEN 64
+#define TN_PASSES 2
+
+/* A call's route-table key, its fields spelled as the log and the table
+ * spell them. */
+typedef struct tn_key {
+  char entry[16];          /* entry class: gemm, gemm_batched, lt */
+  char a_type[16], b_type[16], c_type[16];
+  char compute[32], layout[4], epilogue[32];
+  long long m, n, k, batch;
+  int align;
+  long long math_mode;     /* cublasMath_t as logged, -1 unknown (not in the table) */
+} tn_key;
+
+/* A candidate's measurement in one pass: a kernel against cuBLAS, or
+ * cuBLAS against itself (the noise). */
+typedef enum tn_outcome {
+  TN_MEASURED,   /* times and errors below */
+  TN_OUTSIDE,    /* the kernel does not take the call (why) */
+  TN_WRONG,      /* measured, but its error is above the kernel's bound, or its launcher refused */
+  TN_FAILED      /* this measurement failed (why); the run goes on */
+} tn_outcome;
+
+typedef struct tn_sample {
+  tn_outcome outcome;
+  double ours_us, cublas_us;   /* medians, microseconds a call */
+  double ratio;                /* cuBLAS's time over ours */
+  double ours_err, cublas_err; /* relative Frobenius error vs FP64 */
+  int sm_mhz;                  /* -1 unknown */
+  char why[160];
+} tn_sample;
+
+typedef struct tn_kernel {
+  char name[TN_NAME_LEN];
+  char dtype[16];              /* f32, bf16, f16: the a, b and c type it takes */
+} tn_kernel;
+
+typedef struct tn_ops {
+  /* Measure kernel on k in this pass against cuBLAS; with self, cuBLAS
+   * against itself instead (kernel then only names the data type). Returns
+   * 0 (the outcome in *out), or -1 when measuring cannot go on at all: err
+   * says why. */
+  int (*measure)(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
+                 tn_sample *out, char err[TN_ERR_LEN]);
+  double (*now)(void *ctx);    /* seconds, any origin */
+  int (*stop)(void *ctx);      /* nonzero once the user asked to stop (Ctrl-C) */
+  /* after each key: done of total keys, estimated seconds left (-1:
+   * unknown), and what was decided, in words */
+  void (*progress)(void *ctx, size_t done, size_t total, double eta_s, const char *line);
+  void *ctx;
+} tn_ops;
+
+/* The calls to tune, distinct and in the table's order, and those that
+ * cannot be measured with the reason. */
+typedef struct tn_plan {
+  tn_key *keys;
+  size_t n, cap;
+  tn_key *skipped;
+  char (*skip_why)[96];
+  size_t n_skipped, skipped_cap;
+} tn_plan;
+
+void tn_plan_init(tn_plan *p);
+void tn_plan_free(tn_plan *p);
+
+/* Whether the bench can make k exactly as the program did; why not. */
+int tn_measurable(const tn_key *k, char *why, size_t len);
+
+/* Add a call (kept once; unmeasurable ones go to skipped). -1: out of
+ * memory. */
+int tn_plan_add(tn_plan *p, const tn_key *k);
+
+/* Every distinct call of a log (`gemmshim record`'s, any version). */
+int tn_plan_add_log(tn_plan *p, const char *path, char err[TN_ERR_LEN]);
+
+/* A shape file: "m n k layout dtype" a line (layout NN, TN, NT or TT;
+ * dtype f32, bf16 or f16), '#' starts a comment: the call cublasGemmEx (or
+ * cublasSgemm_v2 for f32) makes with A = B = C of that type, 16-byte
+ * aligned. */
+int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN]);
+
+/* Sort the keys into the table's order (done by tn_run too). */
+void tn_plan_sort(tn_plan *p);
+
+/* What two passes decide for one key. route: a kernel's name, or "cublas".
+ * noise: the largest |ratio - 1| of cuBLAS against itself; threshold:
+ * what a kernel had to reach in both passes, max(1.02, 1 + noise). */
+typedef struct tn_verdict {
+  char route[TN_NAME_LEN];
+  double ratio;                /* the kernel's lower ratio of the two passes; 1 for cublas */
+  double time_us;              /* the route's slower median of the two passes */
+  double noise, threshold;
+  char why[256];               /* in words: the best candidate and why it won or lost */
+} tn_verdict;
+
+/* self[pass]; cand[i * TN_PASSES + pass] for kernels[i]. */
+void tn_decide(const tn_sample self[TN_PASSES], const tn_kernel *kernels, size_t n_kernels,
+               const tn_sample *cand, tn_verdict *out);
+
+typedef struct tn_run_opts {
+  const char *table_path;      /* the route table written */
+  const char *csv_path;        /* every measurement, one row each */
+  const char *validators;      /* "Validator,KEY,VALUE\n" lines of this GPU */
+  double budget_s;             /* 0: none; else stop before a key that would pass it */
+  int resume;                  /* go on with table_path's rows (same validators) */
+} tn_run_opts;
+
+typedef struct tn_run_result {
+  size_t tuned;                /* keys measured in this run */
+  size_t kept;                 /* rows taken over from the table resumed */
+  size_t left;                 /* keys of the plan not done (budget or stop) */
+  size_t routed;               /* rows of the table routed to a kernel */
+  size_t failed;               /* keys left without a row: cuBLAS against itself not measured */
+  int stopped;                 /* 1: ops->stop; 2: the budget */
+} tn_run_result;
+
+/* Tune every key of the plan not already in the table: for each, both
+ * passes (cuBLAS against itself, then each kernel of the key's data type),
+ * the verdict, then the table (validators, header, every row in the
+ * table's order) written whole to a temporary file and renamed over
+ * table_path, and the measurements appended to csv_path. Returns 0, or -1
+ * with err (a measurement that cannot go on, a table that cannot be
+ * written or resumed); what was written before stays. */
+int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_opts *o,
+           const tn_ops *ops, tn_run_result *res, char err[TN_ERR_LEN]);
+
+#endif

@@ -1,0 +1,367 @@
+/* Running gemmshim-bench for gemmshim tune (tune_bench.h). */
+#include "tune_bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BENCH_NAME "gemmshim-bench"
+
+__attribute__((format(printf, 2, 3))) static int say(char err[TN_ERR_LEN], const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, TN_ERR_LEN, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static int executable(const char *p)
+{
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
+}
+
+int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN])
+{
+  const char *how = "--bench";
+  if (!named || !named[0]) {
+    named = getenv("GEMMSHIM_BENCH");
+    how = "$GEMMSHIM_BENCH";
+  }
+  if (named && named[0]) {
+    if (!executable(named)) return say(err, "%s %s: not an executable file", how, named);
+    if (!realpath(named, b->path)) return say(err, "%s %s: %s", how, named, strerror(errno));
+    return 0;
+  }
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (len > 0) {
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      char cand[PATH_MAX + 32];
+      snprintf(cand, sizeof cand, "%s/" BENCH_NAME, exe);
+      if (executable(cand) && realpath(cand, b->path)) return 0;
+      return say(err, "cannot find " BENCH_NAME " (looked for %s); name it with --bench PATH or "
+                      "GEMMSHIM_BENCH=PATH", cand);
+    }
+  }
+  return say(err, "cannot find " BENCH_NAME "; name it with --bench PATH or GEMMSHIM_BENCH=PATH");
+}
+
+int tb_start(tb_bench *b, char err[TN_ERR_LEN])
+{
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !tmp[0]) tmp = "/tmp";
+  if (snprintf(b->tmpdir, sizeof b->tmpdir, "%s/gemmshim-tune.XXXXXX", tmp) >= (int)sizeof b->tmpdir)
+    return say(err, "TMPDIR %s: the name is too long", tmp);
+  if (!mkdtemp(b->tmpdir)) {
+    int e = errno;
+    b->tmpdir[0] = '\0';
+    return say(err, "cannot make a folder in %s: %s", tmp, strerror(e));
+  }
+  return 0;
+}
+
+static void tmp_path(const tb_bench *b, const char *name, char out[PATH_MAX + 64])
+{
+  snprintf(out, PATH_MAX + 64, "%s/%s", b->tmpdir, name);
+}
+
+void tb_done(tb_bench *b)
+{
+  if (!b->tmpdir[0]) return;
+  static const char *const names[] = { "shape.txt", "out.csv", "stdout.txt", "stderr.txt" };
+  char p[PATH_MAX + 64];
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    tmp_path(b, names[i], p);
+    unlink(p);
+  }
+  rmdir(b->tmpdir);
+  b->tmpdir[0] = '\0';
+}
+
+/* Runs the bench with argv (argv[0] is replaced by its path), stdout and
+ * stderr into the folder's files. Returns the exit status, 128 + N for
+ * signal N, or -1 (err) when it could not run. */
+static int run_bench(tb_bench *b, char **argv, char err[TN_ERR_LEN])
+{
+  char out[PATH_MAX + 64], errf[PATH_MAX + 64];
+  tmp_path(b, "stdout.txt", out);
+  tmp_path(b, "stderr.txt", errf);
+  argv[0] = b->path;
+  pid_t pid = fork();
+  if (pid < 0) return say(err, "cannot start %s: %s", b->path, strerror(errno));
+  if (pid == 0) {
+    int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(127);
+    close(o);
+    close(e);
+    execv(b->path, argv);
+    _exit(127);
+  }
+  int ws = 0, sent = 0;
+  for (;;) {
+    pid_t w = waitpid(pid, &ws, 0);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) return say(err, "waiting for %s: %s", b->path, strerror(errno));
+    /* a signal for us: the bench stops too (the terminal's Ctrl-C reaches
+     * it by its process group; one sent to us alone does not) */
+    if (b->interrupted && *b->interrupted && !sent) {
+      kill(pid, SIGINT);
+      sent = 1;
+    }
+  }
+  if (WIFEXITED(ws)) return WEXITSTATUS(ws);
+  return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : -1;
+}
+
+/* The file's text (at most len - 1 bytes), "" when it cannot be read. */
+static void slurp(const tb_bench *b, const char *name, char *buf, size_t len)
+{
+  char p[PATH_MAX + 64];
+  tmp_path(b, name, p);
+  buf[0] = '\0';
+  FILE *f = fopen(p, "r");
+  if (!f) return;
+  size_t n = fread(buf, 1, len - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+}
+
+/* The last non-empty line of a text, without its newline. */
+static void last_line(const char *text, char *out, size_t len)
+{
+  const char *end = text + strlen(text);
+  while (end > text && (end[-1] == '\n' || end[-1] == '\r')) end--;
+  const char *start = end;
+  while (start > text && start[-1] != '\n') start--;
+  snprintf(out, len, "%.*s", (int)(end - start), start);
+}
+
+static char *dev_arg(const tb_bench *b, char buf[16])
+{
+  snprintf(buf, 16, "%d", b->device);
+  return buf;
+}
+
+int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char err[TN_ERR_LEN])
+{
+  char dev[16];
+  char *argv[] = { NULL, "--identity", "--device", dev_arg(b, dev), NULL };
+  int st = run_bench(b, argv, err);
+  if (st < 0) return -1;
+  static char text[16384];
+  if (st != 0) {
+    char line[512];
+    slurp(b, "stderr.txt", text, sizeof text);
+    last_line(text, line, sizeof line);
+    return say(err, "%s --identity: %s", b->path, line[0] ? line : "failed");
+  }
+  slurp(b, "stdout.txt", text, sizeof text);
+  size_t used = 0;
+  validators[0] = '\0';
+  uuid[0] = '\0';
+  for (char *p = text; *p;) {
+    size_t l = strcspn(p, "\n");
+    if (!strncmp(p, "Validator,", 10)) {
+      if (used + l + 2 > len) return say(err, "%s --identity: too many validators", b->path);
+      memcpy(validators + used, p, l);
+      used += l;
+      validators[used++] = '\n';
+      validators[used] = '\0';
+    } else if (!strncmp(p, "device_uuid,", 12)) {
+      snprintf(uuid, 64, "%.*s", (int)(l - 12), p + 12);
+    }
+    p += l + (p[l] == '\n');
+  }
+  if (!used) return say(err, "%s --identity: no validators in its answer", b->path);
+  return 0;
+}
+
+int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
+{
+  char *argv[] = { NULL, "--list-csv", NULL };
+  int st = run_bench(b, argv, err);
+  if (st < 0) return -1;
+  if (st != 0) return say(err, "%s --list-csv: exit status %d", b->path, st);
+  static char text[16384];
+  slurp(b, "stdout.txt", text, sizeof text);
+  *out = NULL;
+  *n = 0;
+  size_t cap = 0;
+  int first = 1;
+  for (char *p = text; *p;) {
+    size_t l = strcspn(p, "\n");
+    char line[256];
+    snprintf(line, sizeof line, "%.*s", (int)l, p);
+    p += l + (p[l] == '\n');
+    if (first) {
+      first = 0;
+      if (strcmp(line, "kernel,dtype")) return say(err, "%s --list-csv: unexpected header '%s'", b->path, line);
+      continue;
+    }
+    char *comma = strchr(line, ',');
+    if (!comma) continue;
+    *comma = '\0';
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 8;
+      tn_kernel *k = realloc(*out, cap * sizeof *k);
+      if (!k) return say(err, "out of memory");
+      *out = k;
+    }
+    snprintf((*out)[*n].name, sizeof (*out)[*n].name, "%.63s", line);
+    snprintf((*out)[*n].dtype, sizeof (*out)[*n].dtype, "%s", comma + 1);
+    (*n)++;
+  }
+  return 0;
+}
+
+/* Field i of a CSV line (no quoting in the bench's CSV). */
+static int field(const char *line, int i, char *out, size_t len)
+{
+  for (; i > 0; i--) {
+    line = strchr(line, ',');
+    if (!line) return -1;
+    line++;
+  }
+  size_t l = strcspn(line, ",\r\n");
+  snprintf(out, len, "%.*s", (int)l, line);
+  return 0;
+}
+
+static int column(const char *header, const char *name)
+{
+  char f[64];
+  for (int i = 0; field(header, i, f, sizeof f) == 0; i++)
+    if (!strcmp(f, name)) return i;
+  return -1;
+}
+
+int tb_parse_csv_row(const char *header, const char *row, tn_sample *out)
+{
+  static const char *const names[] = { "ours_us", "cublas_us", "ratio", "ours_err",
+                                       "cublas_err", "sm_mhz" };
+  double v[6];
+  for (int i = 0; i < 6; i++) {
+    char f[64], *end;
+    int c = column(header, names[i]);
+    if (c < 0 || field(row, c, f, sizeof f)) return -1;
+    errno = 0;
+    v[i] = strtod(f, &end);
+    if (!f[0] || *end || errno) return -1;
+  }
+  out->ours_us = v[0], out->cublas_us = v[1], out->ratio = v[2];
+  out->ours_err = v[3], out->cublas_err = v[4], out->sm_mhz = (int)v[5];
+  return 0;
+}
+
+int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
+               tn_sample *out, char err[TN_ERR_LEN])
+{
+  tb_bench *b = ctx;
+  memset(out, 0, sizeof *out);
+  out->sm_mhz = -1;
+  char shape[PATH_MAX + 64], csv[PATH_MAX + 64];
+  tmp_path(b, "shape.txt", shape);
+  tmp_path(b, "out.csv", csv);
+  FILE *f = fopen(shape, "w");
+  if (!f) return say(err, "cannot write %s: %s", shape, strerror(errno));
+  fprintf(f, "%lld %lld %lld %s\n", k->m, k->n, k->k, k->layout);
+  if (fclose(f)) return say(err, "cannot write %s: %s", shape, strerror(errno));
+  unlink(csv);
+  char dev[16], iters[16], preheat[16];
+  snprintf(iters, sizeof iters, "%d", b->iters);
+  snprintf(preheat, sizeof preheat, "%d", b->preheat_ms);
+  char *argv[20];
+  int n = 0;
+  argv[n++] = NULL;
+  argv[n++] = "--kernel";
+  argv[n++] = (char *)kernel;
+  argv[n++] = "--shapes";
+  argv[n++] = shape;
+  argv[n++] = "--csv";
+  argv[n++] = csv;
+  argv[n++] = "--iters";
+  argv[n++] = iters;
+  argv[n++] = "--preheat-ms";
+  argv[n++] = preheat;
+  argv[n++] = "--device";
+  argv[n++] = dev_arg(b, dev);
+  if (self) argv[n++] = "--self";
+  argv[n] = NULL;
+  (void)pass;
+  int st = run_bench(b, argv, err);
+  if (st < 0) return -1;
+  static char text[65536], errtext[16384];
+  char line[512];
+  slurp(b, "stdout.txt", text, sizeof text);
+  slurp(b, "stderr.txt", errtext, sizeof errtext);
+  if (st >= 128) {
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "the bench ended by signal %d", st - 128);
+    return 0;
+  }
+  if (st == 2 || st == 127) {
+    last_line(errtext, line, sizeof line);
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "bench: %.140s", line[0] ? line : "exit status 2");
+    return 0;
+  }
+  /* the CSV: comment lines, the header, one row per shape measured */
+  static char csvtext[16384];
+  char header[2048] = "", row[2048] = "";
+  FILE *c = fopen(csv, "r");
+  if (c) {
+    size_t got = fread(csvtext, 1, sizeof csvtext - 1, c);
+    csvtext[got] = '\0';
+    fclose(c);
+    for (char *p = csvtext; *p;) {
+      size_t l = strcspn(p, "\n");
+      if (p[0] != '#' && l) {
+        if (!header[0]) snprintf(header, sizeof header, "%.*s", (int)l, p);
+        else snprintf(row, sizeof row, "%.*s", (int)l, p);
+      }
+      p += l + (p[l] == '\n');
+    }
+  }
+  if (!row[0]) {
+    const char *o = strstr(text, "outside the kernel's class: ");
+    if (o) {
+      o += strlen("outside the kernel's class: ");
+      out->outcome = TN_OUTSIDE;
+      snprintf(out->why, sizeof out->why, "outside its class: %.*s", (int)strcspn(o, " \n"), o);
+    } else if (strstr(text, "launcher refused")) {
+      out->outcome = TN_WRONG;
+      snprintf(out->why, sizeof out->why, "its launcher refused a call its class takes");
+    } else {
+      last_line(errtext[0] ? errtext : text, line, sizeof line);
+      out->outcome = TN_FAILED;
+      snprintf(out->why, sizeof out->why, "no measurement (exit status %d): %.100s", st, line);
+    }
+    return 0;
+  }
+  if (tb_parse_csv_row(header, row, out)) {
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "the bench's CSV row cannot be read");
+    return 0;
+  }
+  if (st == 1) {
+    out->outcome = TN_WRONG;
+    snprintf(out->why, sizeof out->why, "error %.3e above its bound (cuBLAS %.3e)", out->ours_err,
+             out->cublas_err);
+    return 0;
+  }
+  out->outcome = TN_MEASURED;
+  return 0;
+}
