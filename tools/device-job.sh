@@ -35,6 +35,7 @@ run_check decode_under_shim tests/gpu/decode_under_shim.sh
 run_check table_under_shim tests/gpu/table_under_shim.sh
 run_check jax_under_shim tests/gpu/jax_under_shim.sh
 run_check time_under_shim tests/gpu/time_under_shim.sh
+run_check tune_under_shim tests/gpu/tune_under_shim.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done

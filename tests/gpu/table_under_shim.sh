@@ -19,23 +19,8 @@ fail=0
 no() { echo "FAIL: $*"; fail=1; }
 train() { python3 "$srcdir/examples/train.py" --dtype bf16 --steps "$steps"; }
 
-# The route table's key of each log row (columns found by the header's
-# names), then its route and reason: key|route|reason. align: the smallest
-# alignment class of the row's pointers and leading dimensions.
-keys() {
-  awk -F, '
-    /^#/ { next }
-    $1 == "pid" { for (i = 1; i <= NF; i++) c[$i] = i; next }
-    $c["entry"] == "(other)" || $c["reason"] == "bad_args" { next }
-    {
-      a = 16
-      split("align_a align_b align_c align_d align_lda align_ldb align_ldc align_ldd", al, " ")
-      for (j in al) if ($c[al[j]] + 0 < a) a = $c[al[j]] + 0
-      printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d|%s|%s\n", $c["entry_class"], $c["a_type"],
-             $c["b_type"], $c["c_type"], $c["compute"], $c["layout"], $c["epilogue"], $c["m"],
-             $c["n"], $c["k"], $c["batch"], a, $c["route"], $c["reason"]
-    }' "$1"
-}
+# key|route|reason of each log row (tests/gpu/log_keys.awk)
+keys() { awk -F, -f "$srcdir/tests/gpu/log_keys.awk" "$1" | cut -d'|' -f1-3; }
 
 # 1. What train.py calls, recorded with routing off.
 "$gs" --lib "$shim" record -o "$out/record.csv" -- \
