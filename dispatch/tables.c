@@ -27,10 +27,13 @@ static size_t n_cands;
 static int user_table;          /* GEMMSHIM_TABLE: that table alone */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 
-/* Per device, once chosen: the table (NULL: none) and, without one, why. */
+/* Per device, once chosen: the table (NULL: none) and, without one, why;
+ * under a cache file of this GPU's, the built-in defaults (when they fit
+ * this GPU) for the calls the file has no row for. */
 static struct {
   atomic_int chosen;
   const gs_route_table *t;
+  const gs_route_table *fallback;
   gs_reason none_reason;
 } devs[GS_MAX_DEVICES];
 static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -196,25 +199,38 @@ static void choose(int dev)
     pthread_mutex_unlock(&choose_lock);
     return;
   }
-  const candidate *c = NULL;
+  const candidate *c = NULL, *defaults = NULL;
   if (user_table) {
     c = n_cands ? &cands[0] : NULL;
   } else {
     for (size_t i = 0; i < n_cands && !c; i++)
       if (!cands[i].is_default && !strcmp(cands[i].uuid, id->uuid)) c = &cands[i];
-    for (size_t i = 0; i < n_cands && !c; i++)
-      if (cands[i].is_default) c = &cands[i];
+    for (size_t i = 0; i < n_cands && !defaults; i++)
+      if (cands[i].is_default) defaults = &cands[i];
+    if (!c) c = defaults;
+    if (c == defaults) defaults = NULL;   /* no file of this GPU's: the defaults are the table */
   }
   devs[dev].t = NULL;
+  devs[dev].fallback = NULL;
   devs[dev].none_reason = GS_R_NOT_TUNED;
   if (gs_config()->verbose) say_identity(dev, id, c ? c->t->source : NULL);
+  char why[512], soft[512];
+  /* the defaults under this GPU's own file: silent where they do not fit
+   * (they were measured elsewhere) */
+  if (defaults && gs_rt_validate(defaults->t, id, why, sizeof why, soft, sizeof soft) == 0)
+    devs[dev].fallback = defaults->t;
   if (c) {
-    char why[512], soft[512];
     if (gs_rt_validate(c->t, id, why, sizeof why, soft, sizeof soft) == 0) {
       devs[dev].t = c->t;
       if (soft[0])
         fprintf(stderr, "gemmshim: route table %s on device %d (%s): %s; used anyway\n",
                 c->t->source, dev, id->uuid, soft);
+    } else if (devs[dev].fallback) {
+      devs[dev].t = devs[dev].fallback;
+      devs[dev].fallback = NULL;
+      fprintf(stderr, "gemmshim: route table %s is not used on device %d (%s): %s; the built-in "
+                      "defaults apply\n",
+              c->t->source, dev, id->uuid, why);
     } else {
       devs[dev].none_reason = GS_R_TABLE_REFUSED;
       fprintf(stderr, "gemmshim: route table %s is not used on device %d (%s): %s; its calls "
@@ -247,6 +263,7 @@ gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v)
   verdict_slot *slot = slot_for(k, v, dev);
   if (remembered(slot, k, v, dev, gen)) return slot->r;
   gs_reason r = verdict(t, k, v);
+  if (r == GS_R_NOT_TUNED && devs[dev].fallback) r = verdict(devs[dev].fallback, k, v);
   remember(slot, k, v, dev, gen, r);
   return r;
 }
@@ -261,6 +278,7 @@ void gs_tables_reset(void)
   for (int d = 0; d < GS_MAX_DEVICES; d++) {
     atomic_store(&devs[d].chosen, 0);
     devs[d].t = NULL;
+    devs[d].fallback = NULL;
   }
   pthread_once_t fresh = PTHREAD_ONCE_INIT;
   memcpy(&load_once, &fresh, sizeof fresh);

@@ -88,6 +88,14 @@ static int setup(void **s)
   "Validator,cublas_version,13.1.0\n"           \
   "Validator,shim_version," PACKAGE_VERSION "\n" \
   "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
+/* the same GPU, another build of the shim */
+#define VALIDATORS_OTHER_SHIM                   \
+  "Validator,gpu_name,NVIDIA H200\n"            \
+  "Validator,compute_capability,9.0\n"          \
+  "Validator,sm_count,132\n"                    \
+  "Validator,cublas_version,13.1.0\n"           \
+  "Validator,shim_version,0.0.1-other\n"        \
+  "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
 #define HEADER "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
 
 /* Write text to a new file under /tmp; its path goes into path. */
@@ -574,20 +582,21 @@ static void test_each_device_its_own_table(void **s)
   snprintf(a, sizeof a, "%s/routes-%s.csv", dir, uuid_a);
   snprintf(b, sizeof b, "%s/routes-%s.csv", dir, uuid_b);
   write_file_at(a, VALIDATORS HEADER "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,1.5\n");
-  write_file_at(b, VALIDATORS HEADER "gemm,f32,f32,f32,-,TN,-,2048,2048,2048,1,16,f32_test,-,1.5\n");
+  write_file_at(b, VALIDATORS HEADER "gemm,f32,f32,f32,-,TT,-,2048,2048,2048,1,16,f32_test,-,1.5\n");
   setenv("GEMMSHIM_CACHE_DIR", dir, 1);
   gs_config_reload();
   gs_tables_reset();
+  /* (NT and TT: layouts the built-in table does not route) */
   gs_gemm nt = f32_call(); nt.trans_b = CUBLAS_OP_T;
-  gs_gemm tn = f32_call(); tn.trans_a = CUBLAS_OP_T;
+  gs_gemm tt = nt; tt.trans_a = CUBLAS_OP_T;
   fake_gpu.device = 0; fake_gpu.ctx_id = 100;
   strcpy(fake_identity.uuid, uuid_a);
   assert_int_equal(route(nt), GS_R_ROUTED);
-  assert_int_equal(route(tn), GS_R_NOT_TUNED);
+  assert_int_equal(route(tt), GS_R_NOT_TUNED);
   fake_gpu.device = 1; fake_gpu.ctx_id = 101;
   strcpy(fake_identity.uuid, uuid_b);
   assert_int_equal(route(nt), GS_R_NOT_TUNED);
-  assert_int_equal(route(tn), GS_R_ROUTED);
+  assert_int_equal(route(tt), GS_R_ROUTED);
   fake_gpu.device = 0; fake_gpu.ctx_id = 100;   /* device 0's choice stands */
   strcpy(fake_identity.uuid, uuid_a);
   assert_int_equal(route(nt), GS_R_ROUTED);
@@ -598,7 +607,8 @@ static void test_each_device_its_own_table(void **s)
 }
 
 /* Without GEMMSHIM_TABLE: the cache file named by the device's UUID, if
- * there is one, else the built-in table. */
+ * there is one, with the built-in table for the calls it has no row for;
+ * else the built-in table. */
 static void test_cache_file_by_uuid(void **s)
 {
   (void)s;
@@ -622,7 +632,21 @@ static void test_cache_file_by_uuid(void **s)
   fclose(f);
   gs_tables_reset();
   assert_int_equal(route(nt), GS_R_ROUTED);           /* its own file, bad line aside */
-  assert_int_equal(route(f32_call()), GS_R_NOT_TUNED);
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);   /* no row there: the defaults' */
+  gs_gemm tt = nt; tt.trans_a = CUBLAS_OP_T;
+  assert_int_equal(route(tt), GS_R_NOT_TUNED);        /* in neither */
+  /* a row of its own wins over the defaults', cublas included */
+  f = fopen(mine, "w");
+  fputs(VALIDATORS HEADER "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,cublas,-,1\n", f);
+  fclose(f);
+  gs_tables_reset();
+  assert_int_equal(route(f32_call()), GS_R_TUNED_CUBLAS);
+  /* its own file from another build (refused): the defaults apply */
+  f = fopen(mine, "w");
+  fputs(VALIDATORS_OTHER_SHIM HEADER "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,cublas,-,1\n", f);
+  fclose(f);
+  gs_tables_reset();
+  assert_int_equal(route(f32_call()), GS_R_ROUTED);
   unlink(mine);
   unlink(other);
   rmdir(dir);
