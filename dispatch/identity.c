@@ -105,6 +105,7 @@ int gs_identity_read(int dev, gs_rt_identity *id)
   memset(id, 0, sizeof *id);
   snprintf(id->shim_version, sizeof id->shim_version, "%s", PACKAGE_VERSION);
   gs_rt_kernel_table_hash(gs_variants, gs_n_variants, id->kernel_table);
+  read_nvml(dev, id);
   struct cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -114,6 +115,5 @@ int gs_identity_read(int dev, gs_rt_identity *id)
   device_uuid(dev, (const unsigned char *)p.uuid.bytes, id->uuid);
   snprintf(id->compute_capability, sizeof id->compute_capability, "%d.%d", p.major, p.minor);
   snprintf(id->sm_count, sizeof id->sm_count, "%d", p.multiProcessorCount);
-  read_nvml(dev, id);
   return 0;
 }

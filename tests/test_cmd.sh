@@ -819,6 +819,14 @@ grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,cublas,10.01,1.0000' "$CACHED" 2
   bad "the cached table has no row for the recorded 64^3 Sgemm"
 expect_line err "gemmshim: tune: 2 calls measured, 0 kept from the table, 0 without a row (not measured), 0 left; 0 rows routed to our kernels"
 
+check "tune --fp32-tc: the opt-in kernels are candidates too"
+gs tune --bench "$FAKE_BENCH" --preheat-ms 0 --fp32-tc -o tc.csv rec-tune.csv
+expect_rc 0
+grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,kern_f32_tc,10.00,2.0000' tc.csv ||
+  bad "tc.csv does not route the 64^3 Sgemm to kern_f32_tc: $(grep '^gemm,f32' tc.csv)"
+grep -q ',kern_f32_tc,' "$T/cache/gemmshim/measurements-routes-GPU-fake.csv" &&
+  bad "kern_f32_tc was measured without --fp32-tc"
+
 check "tune: no GPU: a clear message, no table"
 genv FAKE_BENCH_NO_GPU=1 -- tune --bench "$FAKE_BENCH" --shapes shapes.txt -o none.csv
 expect_rc 2

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cublasLt.h>
+#include <cublas_api.h>
 
 #include "../dispatch/route_table.h"
 #include "../tools/tune.h"
@@ -207,7 +209,7 @@ static tn_sample measured(double ratio, double ours_us)
   return s;
 }
 
-static const tn_kernel two[2] = { { "kern_a", "bf16" }, { "kern_b", "bf16" } };
+static const tn_kernel two[2] = { { "kern_a", "bf16", 0 }, { "kern_b", "bf16", 0 } };
 
 static void test_decide_needs_both_passes_above_the_noise(void **s)
 {
@@ -260,6 +262,8 @@ typedef struct fake {
   int measures;
   int stop_after;     /* stop() answers 1 once measures reaches it (0: never) */
   int fatal_at;       /* measure fails fatally at this count (0: never) */
+  int self_fails;     /* cuBLAS against itself fails (a bench that cannot run here) */
+  int tc_asked;       /* times kern_tc (opt-in) was measured */
 } fake;
 
 static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
@@ -273,6 +277,17 @@ static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self
     return -1;
   }
   double r;
+  if (self && f->self_fails) {
+    memset(out, 0, sizeof *out);
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "bench: kern_a is built for sm_90; device 0 is sm_80");
+    return 0;
+  }
+  if (!self && !strcmp(kernel, "kern_tc")) {
+    f->tc_asked++;
+    *out = measured(3.0, 10);
+    return 0;
+  }
   if (self) r = pass ? 0.998 : 1.002;
   else if (!strcmp(kernel, "kern_a")) r = k->m == 4096 ? (pass ? 1.08 : 1.10) : 0.95;
   else {
@@ -498,6 +513,87 @@ static void test_a_fatal_measurement_keeps_the_finished_rows(void **s)
   free(text);
 }
 
+static void test_no_cublas_measurement_no_table(void **s)
+{
+  (void)s;
+  char table[512], err[TN_ERR_LEN];
+  path_in("nogpu.csv", table, sizeof table);
+  fake f = { .self_fails = 1 };
+  tn_run_result res;
+  assert_int_equal(run(table, &f, 0, 0, &res, err), -1);
+  assert_non_null(strstr(err, "cuBLAS could not be measured"));
+  assert_non_null(strstr(err, "sm_80"));
+  assert_int_equal(f.measures, 1);   /* no kernel measured without the noise */
+  struct stat st;
+  assert_int_not_equal(stat(table, &st), 0);
+}
+
+/* A kernel that serves only opted-in calls is a candidate only when asked
+ * (--fp32-tc): a plain call's log does not say the program opted in. */
+static void test_opt_in_kernels_only_when_asked(void **s)
+{
+  (void)s;
+  const tn_kernel kernels[2] = { { "kern_f32", "f32", 0 }, { "kern_tc", "f32", 1 } };
+  char table[512], csv[512], err[TN_ERR_LEN];
+  for (int asked = 0; asked < 2; asked++) {
+    snprintf(table, sizeof table, "%s/optin%d.csv", dir, asked);
+    snprintf(csv, sizeof csv, "%s/optin%d.m", dir, asked);
+    tn_plan p;
+    tn_plan_init(&p);
+    tn_key k = gemm_key("f32", "NN", 4096, 4096, 4096);
+    assert_int_equal(tn_plan_add(&p, &k), 0);
+    fake f = { 0 };
+    tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
+                      .opt_in = asked };
+    tn_ops ops = { .measure = fake_measure, .now = fake_now, .ctx = &f };
+    tn_run_result res;
+    assert_int_equal(tn_run(&p, kernels, 2, &o, &ops, &res, err), 0);
+    tn_plan_free(&p);
+    assert_int_equal(f.tc_asked, asked ? 2 : 0);
+    char *text = slurp(table);
+    assert_non_null(strstr(text, asked ? ",kern_tc,10.00,3.0000\n" : ",cublas,"));
+    free(text);
+  }
+}
+
+/* The table's row is found by the library for the call it describes: the
+ * key the tuner writes is the key gs_rt_key_of computes. */
+static void test_a_written_row_is_found_for_the_call(void **s)
+{
+  (void)s;
+  char table[512], err[TN_ERR_LEN];
+  path_in("found.csv", table, sizeof table);
+  fake f = { 0 };
+  tn_run_result res;
+  assert_int_equal(run(table, &f, 0, 0, &res, err), 0);
+  char *text = slurp(table);
+  gs_route_table *t = gs_rt_parse(text, strlen(text), table, NULL, 0, NULL);
+  free(text);
+  /* cublasGemmEx bf16 TN 4096 x 8 x 4096, as interpose.c describes it */
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.entry = GS_NONE;
+  g.entry_name = "cublasGemmEx";
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16BF;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.scale_type = g.epilogue = g.bias_type = GS_NONE;
+  g.trans_a = CUBLAS_OP_T, g.trans_b = CUBLAS_OP_N;
+  g.m = 4096, g.n = 8, g.k = 4096, g.batch = 1;
+  g.lda = 4096, g.ldb = 4096, g.ldc = g.ldd = 4096;
+  g.A = (const void *)0x10000, g.B = (const void *)0x20000;
+  g.C = (const void *)0x30000, g.D = (void *)0x30000;
+  gs_rt_key key;
+  gs_rt_key_of(&g, &key);
+  const gs_rt_row *row = gs_rt_find(t, &key);
+  assert_non_null(row);
+  assert_string_equal(row->route, "kern_a");
+  assert_true(row->exact);
+  g.ldb = 4100;   /* an 8-byte aligned leading dimension: another key, no row */
+  gs_rt_key_of(&g, &key);
+  assert_null(gs_rt_find(t, &key));
+  gs_rt_free(t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -510,6 +606,9 @@ int main(void)
     cmocka_unit_test(test_stop_leaves_no_half_measured_call),
     cmocka_unit_test(test_resume_refuses_another_gpus_table),
     cmocka_unit_test(test_a_fatal_measurement_keeps_the_finished_rows),
+    cmocka_unit_test(test_no_cublas_measurement_no_table),
+    cmocka_unit_test(test_opt_in_kernels_only_when_asked),
+    cmocka_unit_test(test_a_written_row_is_found_for_the_call),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -865,7 +865,7 @@ static void usage() {
           "       gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]\n"
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
           "                      [--data uniform|randn|wide] [--roofline] [--self]\n"
-          "                      [--device N]\n"
+          "                      [--device N] [--math-mode N]\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
@@ -876,7 +876,8 @@ static void usage() {
           "  noise); NAME gives the data type, any shape of it is timed.\n"
           "  --list-csv: the kernel table as CSV (kernel,dtype). --identity: this\n"
           "  GPU's route-table validators as a table writes them, and its UUID.\n"
-          "  --device: the CUDA device to use (0).\n");
+          "  --device: the CUDA device to use (0). --math-mode N: a BF16/FP16 call in\n"
+          "  cuBLAS math mode N (the handle's and the described call's).\n");
 }
 static int parse_int(const char *s, int lo, int *out) {
   char *end;
@@ -976,7 +977,7 @@ static int print_identity(int device) {
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
-  int self = 0, device = 0, do_identity = 0, list_csv = 0;
+  int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -1002,6 +1003,7 @@ int main(int argc, char **argv) {
     else if (a == "--device") next_int(0, &device);
     else if (a == "--identity") do_identity = 1;
     else if (a == "--list-csv") list_csv = 1;
+    else if (a == "--math-mode") next_int(0, &math_mode);
     else usage(), exit(2);
   }
   if (do_list) {
@@ -1009,9 +1011,12 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (list_csv) {
-    printf("kernel,dtype\n");
+    /* opt_in: the kernel takes only calls that opted in to FP32 emulation
+     * (pick_math_mode), which a plain call's log does not show */
+    printf("kernel,dtype,opt_in\n");
     for (size_t i = 0; i < gs_n_variants; ++i)
-      printf("%s,%s\n", gs_variants[i]->name, dtype_csv(gs_variants[i]->data_type));
+      printf("%s,%s,%d\n", gs_variants[i]->name, dtype_csv(gs_variants[i]->data_type),
+             pick_math_mode(gs_variants[i]) != CUBLAS_DEFAULT_MATH);
     return 0;
   }
   if (do_identity) return print_identity(device);
@@ -1038,6 +1043,13 @@ int main(int argc, char **argv) {
     die("--sm-target: %s does not honour an SM-count target (its entry says so)\n", v->name);
   b.sm_target = sm_target;
   b.math_mode = pick_math_mode(v);
+  /* --math-mode: a 16-bit call as a program made it (PyTorch sets
+   * CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION); cuBLAS's handle and
+   * the described call both get it */
+  if (math_mode >= 0) {
+    if (f32) die("--math-mode: FP32 kernels are measured in the mode their class needs\n");
+    b.math_mode = math_mode;
+  }
   b.roofline = roofline;
   const std::vector<Problem> shapes = read_shapes(shapes_path);
 
@@ -1074,7 +1086,7 @@ int main(int argc, char **argv) {
   int drv = 0;
   CK(cudaDriverGetVersion(&drv));
   CKB(cublasCreate(&b.h));
-  CKB(cublasSetMathMode(b.h, CUBLAS_DEFAULT_MATH));
+  CKB(cublasSetMathMode(b.h, math_mode >= 0 ? (cublasMath_t)math_mode : CUBLAS_DEFAULT_MATH));
   if (sm_target) CKB(cublasSetSmCountTarget(b.h, sm_target));
   int cv[3];
   CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
@@ -1169,7 +1181,7 @@ int main(int argc, char **argv) {
     printf("%s%s\n", path, ok ? "" : "  ** ERROR above the bound vs FP64 **");
     fflush(stdout);
     if (out) {
-      fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.4f,%.4e,%.4e,%d,%d,%.2f,%.2f,%d,%d,%d",
+      fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.5f,%.4e,%.4e,%d,%d,%.3f,%.3f,%d,%d,%d",
               (long long)p.m, (long long)p.n, (long long)p.k, lay, r.ours_tf, r.cub_tf, r.ratio,
               r.ours_err, r.cub_err, r.mhz, r.watts, r.ours_us, r.cub_us, r.samples, r.reps,
               r.nsets);

@@ -616,7 +616,7 @@ static void tune_usage(FILE *out)
 {
   fputs("usage: gemmshim [OPTIONS] tune [-o TABLE] [--shapes FILE] [--device N]\n"
         "                [--budget SECONDS] [--resume] [--iters N] [--preheat-ms MS]\n"
-        "                [--measurements CSV] [--bench PATH] [LOG...]\n"
+        "                [--measurements CSV] [--bench PATH] [--fp32-tc] [LOG...]\n"
         "  Times, on this GPU, every distinct call of the logs (gemmshim record) and of\n"
         "  FILE (\"m n k layout dtype\" a line) that the bench can make exactly: cuBLAS\n"
         "  against itself (the noise), then each kernel of the call's data type, in two\n"
@@ -629,7 +629,9 @@ static void tune_usage(FILE *out)
         "  --iters N        samples per side and pass (20); --preheat-ms MS cuBLAS alone\n"
         "                   before each measurement (1000), for the sustained clock\n"
         "  --measurements   every measurement as CSV (default: measurements-TABLE beside it)\n"
-        "  --bench PATH     gemmshim-bench (else $GEMMSHIM_BENCH, else beside gemmshim)\n",
+        "  --bench PATH     gemmshim-bench (else $GEMMSHIM_BENCH, else beside gemmshim)\n"
+        "  --fp32-tc        also the kernels that serve only calls that opted in to FP32\n"
+        "                   on the tensor cores (for programs run with GEMMSHIM_FP32=tc)\n",
         out);
 }
 
@@ -716,7 +718,7 @@ static int do_tune(int argc, char **argv, int i)
   const char *table_opt = NULL, *shapes = NULL, *bench_opt = NULL, *csv_opt = NULL, *v;
   long device = 0, iters = 20, preheat = 1000;
   double budget = 0;
-  int resume = 0;
+  int resume = 0, fp32_tc = 0;
   const char **logs = calloc((size_t)argc, sizeof *logs);
   size_t n_logs = 0;
   if (!logs) return fail("out of memory");
@@ -730,6 +732,7 @@ static int do_tune(int argc, char **argv, int i)
       return 0;
     }
     if (!strcmp(w, "--resume")) { resume = 1; continue; }
+    if (!strcmp(w, "--fp32-tc")) { fp32_tc = 1; continue; }
     if (!strcmp(w, "--")) {
       for (i++; i < argc; i++) logs[n_logs++] = argv[i];
       break;
@@ -836,6 +839,7 @@ static int do_tune(int argc, char **argv, int i)
     if (snprintf(csv, sizeof csv, "%.*s/measurements-%s", dl, table, slash + 1) >= (int)sizeof csv)
       rc = fail("tune: %s: %s", table, strerror(ENAMETOOLONG));
   }
+  if (!rc && same_file(table, csv)) rc = fail("tune: the table and the measurements are one file");
   if (!rc && make_parent(table)) rc = fail("tune: cannot make the folder of %s: %s", table, strerror(errno));
   if (rc) {
     free(kernels);
@@ -852,7 +856,7 @@ static int do_tune(int argc, char **argv, int i)
   sigaction(SIGTERM, &sa, &old_term);
   tune_tty = isatty(2);
   tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
-                    .budget_s = budget, .resume = resume };
+                    .budget_s = budget, .resume = resume, .opt_in = fp32_tc };
   tn_ops ops = { .measure = tb_measure, .now = tune_now, .stop = tune_stopped,
                  .progress = tune_progress, .ctx = &b };
   tn_run_result res;
@@ -869,10 +873,15 @@ static int do_tune(int argc, char **argv, int i)
           "row (not measured), %zu left; %zu row%s routed to our kernels\n",
           res.tuned, res.tuned == 1 ? "" : "s", res.kept, res.failed, res.left, res.routed,
           res.routed == 1 ? "" : "s");
-  if (res.stopped)
+  struct stat tst;
+  const int have_table = stat(table, &tst) == 0;
+  if (res.stopped && have_table)
     fprintf(stderr, "gemmshim: tune: %s; what is finished is in the table: --resume goes on\n",
             res.stopped == 2 ? "stopped at the budget" : "interrupted");
-  fprintf(stderr, "gemmshim: tune: table %s, measurements %s\n", table, csv);
+  else if (res.stopped)
+    fprintf(stderr, "gemmshim: tune: %s before any call was finished; no table\n",
+            res.stopped == 2 ? "stopped at the budget" : "interrupted");
+  if (have_table) fprintf(stderr, "gemmshim: tune: table %s, measurements %s\n", table, csv);
   if (res.stopped == 1) return 128 + (tune_stop ? tune_stop : SIGINT);
   return 0;
 }

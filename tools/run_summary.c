@@ -376,11 +376,14 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
   for (int c = C_ALIGN_A; c <= C_ALIGN_LDD && !other; c++)   /* (other): -1, unknown */
     if (r->col[c] >= 0 && get_align(r, F(c), col_names[c], &align)) return -1;
   /* the handle's math mode as the log wrote it (v2 on): -1 when it does
-   * not say */
+   * not say, or says something else than a mode (only tune reads it) */
   long long math_mode = -1;
-  if (r->col[C_MATH_MODE] >= 0 && !other && strcmp(F(C_MATH_MODE), "-") &&
-      get_int(r, F(C_MATH_MODE), col_names[C_MATH_MODE], 0, &math_mode))
-    return -1;
+  if (r->col[C_MATH_MODE] >= 0 && !other) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(F(C_MATH_MODE), &end, 10);
+    if (F(C_MATH_MODE)[0] && !*end && !errno && v >= 0) math_mode = v;
+  }
   long long timed, captured, time_dropped;
   double median_us, est_total_us;
   if (get_time_count(r, f, C_TIMED, &timed) || get_time_count(r, f, C_CAPTURED, &captured) ||

@@ -53,6 +53,16 @@ static int is_dtype(const char *t)
   return !strcmp(t, "f32") || !strcmp(t, "bf16") || !strcmp(t, "f16");
 }
 
+/* The bench's buffers are cudaMalloc'ed (256-byte aligned) with the
+ * tightest leading dimensions: lda = k or m, ldb = n or k, ldc = m. */
+static int bench_aligned(const tn_key *k)
+{
+  const long long es = !strcmp(k->a_type, "f32") ? 4 : 2;
+  const long long lda = k->layout[0] == 'T' ? k->k : k->m;
+  const long long ldb = k->layout[1] == 'T' ? k->n : k->k;
+  return (lda * es) % 16 == 0 && (ldb * es) % 16 == 0 && (k->m * es) % 16 == 0;
+}
+
 /* The bench makes: cublasGemmEx with A = B = C of one type, FP32 compute
  * (cublasSgemm for f32, in the default math mode), no epilogue, batch 1,
  * 16-byte aligned. A call is measured only when it is that call. */
@@ -66,13 +76,15 @@ int tn_measurable(const tn_key *k, char *why, size_t len)
   else if (k->batch != 1) no = "batched calls are not measured yet";
   else if (strcmp(k->a_type, k->b_type) || strcmp(k->a_type, k->c_type) || !is_dtype(k->a_type))
     no = "only A = B = C of f32, bf16 or f16 is measured";
-  else if (strcmp(k->epilogue, "-") && strcmp(k->epilogue, "default"))
+  else if (strcmp(k->epilogue, "-"))
     no = "calls with an epilogue are not measured yet";
   else if (k->align != 16) no = "only 16-byte aligned calls are measured";
+  else if (!bench_aligned(k))
+    no = "the bench's call (leading dimensions m, k or n) would not be 16-byte aligned";
   else if (!strcmp(k->a_type, "f32") ? strcmp(k->compute, "-") && strcmp(k->compute, "32f")
                                      : strcmp(k->compute, "32f"))
     no = "the compute type is not the one measured (32f)";
-  else if (!strcmp(k->a_type, "f32") && k->math_mode > 0)
+  else if (!strcmp(k->a_type, "f32") && k->math_mode > 0 && (k->math_mode & 0xf))
     no = "FP32 calls in a math mode other than the default are not measured yet";
   else if (k->m < 1 || k->n < 1 || k->k < 1 || k->m > 2147483647LL || k->n > 2147483647LL ||
            k->k > 2147483647LL)
@@ -417,14 +429,18 @@ static int load_table(const char *path, const char *validators, rows *t, char er
       if (!found) {
         char key[128];
         snprintf(key, sizeof key, "%.*s", (int)strcspn(line + 10, ","), line + 10);
-        const char *mine = strstr(validators, key);
-        char here[160] = "(not known here)";
-        if (mine && mine > validators && mine[-1] == ',') {
-          size_t l = strcspn(mine + strlen(key) + 1, "\n");
-          snprintf(here, sizeof here, "'%.*s' here", (int)l, mine + strlen(key) + 1);
+        const char *value = strchr(line + 10, ',');
+        value = value ? value + 1 : "";
+        char needle[160];
+        snprintf(needle, sizeof needle, "Validator,%s,", key);
+        const char *mine = strstr(validators, needle);
+        char here[160] = "not known here";
+        if (mine) {
+          mine += strlen(needle);
+          snprintf(here, sizeof here, "'%.*s' here", (int)strcspn(mine, "\n"), mine);
         }
         rc = say(err, "--resume: %s:%d: %s was measured where %s is '%s', %s: tune into another "
-                      "file", path, ln, path, key, line + 11 + strlen(key), here);
+                      "file", path, ln, path, key, value, here);
       }
       n_valid++;
       continue;
@@ -534,7 +550,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
   for (size_t i = 0; i < p->n; i++) todo += rows_find(&t, &p->keys[i]) == NULL;
   const double start = ops->now(ops->ctx);
   size_t done = 0;
-  int rc = 0;
+  int rc = 0, calibrated_any = 0;
   tn_sample *cand = calloc(n_kernels ? n_kernels * TN_PASSES : 1, sizeof *cand);
   if (!cand) rc = say(err, "out of memory");
   for (size_t i = 0; i < p->n && !rc; i++) {
@@ -557,6 +573,9 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     const tn_kernel *typed = NULL;
     for (size_t j = 0; j < n_kernels && !typed; j++)
       if (!strcmp(kernels[j].dtype, k->a_type)) typed = &kernels[j];
+    if (typed && typed->opt_in && !o->opt_in)   /* any kernel of the type names it */
+      for (size_t j = 0; j < n_kernels; j++)
+        if (!strcmp(kernels[j].dtype, k->a_type) && !kernels[j].opt_in) typed = &kernels[j];
     if (!typed) {
       res->failed++;
       done++;
@@ -568,20 +587,34 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
       }
       continue;
     }
-    int stopped = 0;
-    for (int pass = 0; pass < TN_PASSES && !rc && !stopped; pass++) {
+    int stopped = 0, uncalibrated = 0;
+    for (size_t j = 0; j < n_kernels * TN_PASSES; j++) {
+      memset(&cand[j], 0, sizeof cand[j]);
+      cand[j].outcome = TN_OUTSIDE;
+      copy(cand[j].why, sizeof cand[j].why, "not measured");
+    }
+    for (int pass = 0; pass < TN_PASSES && !rc && !stopped && !uncalibrated; pass++) {
       if (ops->measure(ops->ctx, k, typed->name, 1, pass, &self[pass], err)) rc = -1;
-      for (size_t j = 0; j < n_kernels && !rc; j++) {
+      /* without the noise of this pass there will be no verdict: the
+       * kernels are not worth the time */
+      if (!rc && self[pass].outcome != TN_MEASURED) uncalibrated = 1;
+      for (size_t j = 0; j < n_kernels && !rc && !stopped && !uncalibrated; j++) {
         tn_sample *s = &cand[j * TN_PASSES + pass];
-        memset(s, 0, sizeof *s);
         if (strcmp(kernels[j].dtype, k->a_type)) {
-          s->outcome = TN_OUTSIDE;
           copy(s->why, sizeof s->why, "another data type");
+          continue;
+        }
+        if (kernels[j].opt_in && !o->opt_in) {
+          copy(s->why, sizeof s->why, "serves only calls that opted in (--fp32-tc)");
           continue;
         }
         if (pass > 0 && cand[j * TN_PASSES].outcome == TN_OUTSIDE) {
           *s = cand[j * TN_PASSES];   /* its class does not change between passes */
           continue;
+        }
+        if (ops->stop && ops->stop(ops->ctx)) {
+          stopped = 1;
+          break;
         }
         if (ops->measure(ops->ctx, k, kernels[j].name, 0, pass, s, err)) rc = -1;
       }
@@ -592,11 +625,21 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
       res->stopped = 1;
       break;
     }
+    /* cuBLAS itself cannot be measured, before any call was: nothing will
+     * be (no GPU the kernels run on, a bench that fails): say so, no table */
+    if (uncalibrated && !calibrated_any) {
+      const tn_sample *bad = self[0].outcome != TN_MEASURED ? &self[0] : &self[1];
+      rc = say(err, "cuBLAS could not be measured on %s %s %lldx%lldx%lld (%s): %s", k->a_type,
+               k->layout, k->m, k->n, k->k, bad->outcome == TN_WRONG ? "wrong result" : "failed",
+               bad->why);
+      break;
+    }
     tn_verdict v;
     tn_decide(self, kernels, n_kernels, cand, &v);
     /* without the noise there is no verdict, and no row: a later run (or
      * --resume) measures the call again */
     const int calibrated = isfinite(v.threshold);
+    calibrated_any |= calibrated;
     char line[1024], key[512];
     if (calibrated) {
       format_row(k, &v, line, sizeof line);
@@ -612,7 +655,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     for (int pass = 0; pass < TN_PASSES; pass++) {
       csv_sample(csv, key, "cublas_self", pass, &self[pass]);
       for (size_t j = 0; j < n_kernels; j++)
-        if (strcmp(kernels[j].dtype, k->a_type) == 0)
+        if (strcmp(kernels[j].dtype, k->a_type) == 0 && (!kernels[j].opt_in || o->opt_in))
           csv_sample(csv, key, kernels[j].name, pass, &cand[j * TN_PASSES + pass]);
     }
     char note[300];

@@ -49,6 +49,7 @@ typedef struct tn_sample {
 typedef struct tn_kernel {
   char name[TN_NAME_LEN];
   char dtype[16];              /* f32, bf16, f16: the a, b and c type it takes */
+  int opt_in;                  /* serves only calls that opted in (GEMMSHIM_FP32=tc) */
 } tn_kernel;
 
 typedef struct tn_ops {
@@ -119,6 +120,7 @@ typedef struct tn_run_opts {
   const char *validators;      /* "Validator,KEY,VALUE\n" lines of this GPU */
   double budget_s;             /* 0: none; else stop before a key that would pass it */
   int resume;                  /* go on with table_path's rows (same validators) */
+  int opt_in;                  /* measure the opt-in kernels too (--fp32-tc) */
 } tn_run_opts;
 
 typedef struct tn_run_result {

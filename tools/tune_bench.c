@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,7 @@ static int run_bench(tb_bench *b, char **argv, char err[TN_ERR_LEN])
   tmp_path(b, "stdout.txt", out);
   tmp_path(b, "stderr.txt", errf);
   argv[0] = b->path;
+  if (b->interrupted && *b->interrupted) return 128 + (int)*b->interrupted;   /* no new run */
   pid_t pid = fork();
   if (pid < 0) return say(err, "cannot start %s: %s", b->path, strerror(errno));
   if (pid == 0) {
@@ -208,12 +210,16 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
     p += l + (p[l] == '\n');
     if (first) {
       first = 0;
-      if (strcmp(line, "kernel,dtype")) return say(err, "%s --list-csv: unexpected header '%s'", b->path, line);
+      if (strcmp(line, "kernel,dtype,opt_in"))
+        return say(err, "%s --list-csv: the header is '%s', not kernel,dtype,opt_in (a bench of "
+                        "another build?)", b->path, line);
       continue;
     }
-    char *comma = strchr(line, ',');
-    if (!comma) continue;
+    char *comma = strchr(line, ','), *comma2 = comma ? strchr(comma + 1, ',') : NULL;
+    if (!comma2 || (strcmp(comma2 + 1, "0") && strcmp(comma2 + 1, "1")))
+      return say(err, "%s --list-csv: '%s' is not kernel,dtype,opt_in", b->path, line);
     *comma = '\0';
+    *comma2 = '\0';
     if (*n == cap) {
       cap = cap ? 2 * cap : 8;
       tn_kernel *k = realloc(*out, cap * sizeof *k);
@@ -221,7 +227,8 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
       *out = k;
     }
     snprintf((*out)[*n].name, sizeof (*out)[*n].name, "%.63s", line);
-    snprintf((*out)[*n].dtype, sizeof (*out)[*n].dtype, "%s", comma + 1);
+    snprintf((*out)[*n].dtype, sizeof (*out)[*n].dtype, "%.15s", comma + 1);
+    (*out)[*n].opt_in = comma2[1] == '1';
     (*n)++;
   }
   return 0;
@@ -259,8 +266,9 @@ int tb_parse_csv_row(const char *header, const char *row, tn_sample *out)
     if (c < 0 || field(row, c, f, sizeof f)) return -1;
     errno = 0;
     v[i] = strtod(f, &end);
-    if (!f[0] || *end || errno) return -1;
+    if (!f[0] || *end || errno || !isfinite(v[i])) return -1;
   }
+  if (!(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0)) return -1;   /* times and ratio */
   out->ours_us = v[0], out->cublas_us = v[1], out->ratio = v[2];
   out->ours_err = v[3], out->cublas_err = v[4], out->sm_mhz = (int)v[5];
   return 0;
@@ -298,7 +306,15 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
   argv[n++] = preheat;
   argv[n++] = "--device";
   argv[n++] = dev_arg(b, dev);
+  char math[24];
   if (self) argv[n++] = "--self";
+  /* a 16-bit call in the math mode it was made in (FP32 calls are measured
+   * only in the default mode: tn_measurable) */
+  if (k->math_mode >= 0 && strcmp(k->a_type, "f32")) {
+    snprintf(math, sizeof math, "%lld", k->math_mode);
+    argv[n++] = "--math-mode";
+    argv[n++] = math;
+  }
   argv[n] = NULL;
   (void)pass;
   int st = run_bench(b, argv, err);
@@ -354,6 +370,11 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
   if (tb_parse_csv_row(header, row, out)) {
     out->outcome = TN_FAILED;
     snprintf(out->why, sizeof out->why, "the bench's CSV row cannot be read");
+    return 0;
+  }
+  if (st != 0 && st != 1) {
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "the bench's exit status %d", st);
     return 0;
   }
   if (st == 1) {

@@ -4,7 +4,8 @@
 # bench's formats. Each call's arguments are appended to $FAKE_BENCH_LOG.
 #   FAKE_BENCH_NO_GPU=1   every call fails as the bench does without a GPU
 # Ratios: cuBLAS against itself 1.001; kern_bf16 1.10 where m = 4096, else
-# 0.90; kern_f32 1.00; kern_bf16 takes only TN (else "outside").
+# 0.90; kern_f32 1.00; kern_f32_tc (opt-in only) 2.00; kern_bf16 takes
+# only TN (else "outside").
 [ -n "${FAKE_BENCH_LOG:-}" ] && echo "$*" >>"$FAKE_BENCH_LOG"
 if [ -n "${FAKE_BENCH_NO_GPU:-}" ]; then
   echo "gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: no CUDA-capable device is detected); nothing to measure" >&2
@@ -19,12 +20,12 @@ while [ $# -gt 0 ]; do
         'Validator,kernel_table,0123456789abcdef' 'Validator,driver_version,580.159.04' \
         'Validator,power_limit_w,700' 'device_uuid,GPU-fake'
       exit 0 ;;
-    --list-csv) printf 'kernel,dtype\nkern_f32,f32\nkern_bf16,bf16\n'; exit 0 ;;
+    --list-csv) printf 'kernel,dtype,opt_in\nkern_f32,f32,0\nkern_bf16,bf16,0\nkern_f32_tc,f32,1\n'; exit 0 ;;
     --kernel) kernel=$2; shift ;;
     --shapes) shapes=$2; shift ;;
     --csv) csv=$2; shift ;;
     --self) self=1 ;;
-    --iters|--preheat-ms|--device) shift ;;
+    --iters|--preheat-ms|--device|--math-mode) shift ;;
     *) echo "fake-bench: unexpected argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -38,6 +39,7 @@ ratio=1.0010
 [ -z "$self" ] && case $kernel in
   kern_bf16) if [ "$m" = 4096 ]; then ratio=1.1000; else ratio=0.9000; fi ;;
   kern_f32) ratio=1.0000 ;;
+  kern_f32_tc) ratio=2.0000 ;;
 esac
 {
   echo "# device: Fake GPU"
