@@ -943,24 +943,35 @@ static uint64_t current_ctx_id() {
   return id;
 }
 
+/* Device N made current, or a usage error: no GPU, or no such device. */
+static void use_device(int device) {
+  int ndev = 0;
+  cudaError_t ce = cudaGetDeviceCount(&ndev);
+  if (ce != cudaSuccess || ndev == 0)
+    die("gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: %s); nothing to measure\n",
+        ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+  if (device >= ndev)
+    die("--device %d: this machine has %d CUDA device%s\n", device, ndev, ndev == 1 ? "" : "s");
+  CK(cudaSetDevice(device));
+}
+
+/* The cuBLAS this process runs: major, minor, patch. */
+static void cublas_version(int cv[3]) {
+  CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
+  CKB(cublasGetProperty(MINOR_VERSION, &cv[1]));
+  CKB(cublasGetProperty(PATCH_LEVEL, &cv[2]));
+}
+
 /* --identity: the validators a route table measured here carries (the
  * library compares the same fields, read the same way: identity.c), then
  * the device's UUID, which names its table in the cache folder. Unknown
  * soft values (no NVML) are left out; an unknown hard one is an error. */
 static int print_identity(int device) {
-  int ndev = 0;
-  cudaError_t ce = cudaGetDeviceCount(&ndev);
-  if (ce != cudaSuccess || ndev == 0)
-    die("gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: %s)\n",
-        ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-  if (device >= ndev) die("--device %d: this machine has %d CUDA device%s\n", device, ndev, ndev == 1 ? "" : "s");
-  CK(cudaSetDevice(device));
+  use_device(device);
   gs_rt_identity id;
   if (gs_identity_read(device, &id) != 0) die("device %d: cannot read its properties\n", device);
   int cv[3];
-  CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
-  CKB(cublasGetProperty(MINOR_VERSION, &cv[1]));
-  CKB(cublasGetProperty(PATCH_LEVEL, &cv[2]));
+  cublas_version(cv);
   snprintf(id.cublas_version, sizeof id.cublas_version, "%d.%d.%d", cv[0], cv[1], cv[2]);
   for (int v = 0; v < GS_V_COUNT; ++v) {
     const char *val = gs_rt_identity_value(&id, v);
@@ -1053,15 +1064,9 @@ int main(int argc, char **argv) {
   b.roofline = roofline;
   const std::vector<Problem> shapes = read_shapes(shapes_path);
 
-  int ndev = 0;
-  cudaError_t ce = cudaGetDeviceCount(&ndev);
-  if (ce != cudaSuccess || ndev == 0)
-    die("gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: %s); nothing to measure\n",
-        ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-  if (device >= ndev) die("--device %d: this machine has %d CUDA device%s\n", device, ndev, ndev == 1 ? "" : "s");
+  use_device(device);
   b.device = device;
   b.self = self;
-  CK(cudaSetDevice(b.device));
   CK(cudaFree(0)); /* make the context now, for its id */
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, b.device));
@@ -1089,9 +1094,7 @@ int main(int argc, char **argv) {
   CKB(cublasSetMathMode(b.h, math_mode >= 0 ? (cublasMath_t)math_mode : CUBLAS_DEFAULT_MATH));
   if (sm_target) CKB(cublasSetSmCountTarget(b.h, sm_target));
   int cv[3];
-  CKB(cublasGetProperty(MAJOR_VERSION, &cv[0]));
-  CKB(cublasGetProperty(MINOR_VERSION, &cv[1]));
-  CKB(cublasGetProperty(PATCH_LEVEL, &cv[2]));
+  cublas_version(cv);
   char date[64];
   time_t now = time(nullptr);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));

@@ -11,7 +11,7 @@
 
 #include "../dispatch/route_table.h"
 
-__attribute__((format(printf, 2, 3))) static int say(char err[TN_ERR_LEN], const char *fmt, ...)
+int tn_say(char err[TN_ERR_LEN], const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -158,19 +158,19 @@ static int add_row(const rs_row *r, void *ctx)
 int tn_plan_add_log(tn_plan *p, const char *path, char err[TN_ERR_LEN])
 {
   char rerr[RS_ERR_LEN];
-  if (rs_read_file(path, 0, add_row, p, NULL, rerr)) return say(err, "%s", rerr);
+  if (rs_read_file(path, 0, add_row, p, NULL, rerr)) return tn_say(err, "%s", rerr);
   return 0;
 }
 
 int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
 {
   FILE *f = fopen(path, "r");
-  if (!f) return say(err, "%s: %s", path, strerror(errno));
+  if (!f) return tn_say(err, "%s: %s", path, strerror(errno));
   char line[512];
   int rc = 0;
   for (int ln = 1; fgets(line, sizeof line, f); ln++) {
     if (!strchr(line, '\n') && !feof(f)) {
-      rc = say(err, "%s:%d: the line is too long", path, ln);
+      rc = tn_say(err, "%s:%d: the line is too long", path, ln);
       break;
     }
     char *hash = strchr(line, '#');
@@ -188,7 +188,7 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
     if (got != 5 || !is_dtype(dt) || m < 1 || n < 1 || k < 1 || m > 2147483647LL ||
         n > 2147483647LL || k > 2147483647LL || !strchr("NT", key.layout[0]) ||
         !key.layout[0] || !strchr("NT", key.layout[1]) || !key.layout[1]) {
-      rc = say(err, "%s:%d: expected \"m n k layout dtype\" (dims 1 .. 2^31 - 1, layout NN, TN, "
+      rc = tn_say(err, "%s:%d: expected \"m n k layout dtype\" (dims 1 .. 2^31 - 1, layout NN, TN, "
                     "NT or TT, dtype f32, bf16 or f16)", path, ln);
       break;
     }
@@ -200,11 +200,11 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
     copy(key.epilogue, sizeof key.epilogue, "-");
     key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16, key.math_mode = 0;
     if (tn_plan_add(p, &key)) {
-      rc = say(err, "out of memory");
+      rc = tn_say(err, "out of memory");
       break;
     }
   }
-  if (!rc && ferror(f)) rc = say(err, "%s: %s", path, strerror(errno));
+  if (!rc && ferror(f)) rc = tn_say(err, "%s: %s", path, strerror(errno));
   fclose(f);
   return rc;
 }
@@ -341,9 +341,9 @@ static int write_table(const char *path, const char *validators, rows *t, char e
   qsort(t->r, t->n, sizeof *t->r, row_cmp);
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return say(err, "%s: the name is too long", path);
+    return tn_say(err, "%s: the name is too long", path);
   FILE *f = fopen(tmp, "w");
-  if (!f) return say(err, "cannot write %s: %s", tmp, strerror(errno));
+  if (!f) return tn_say(err, "cannot write %s: %s", tmp, strerror(errno));
   fputs(TABLE_NOTE "\n", f);
   fputs(validators, f);
   fputs(TABLE_HEADER "\n", f);
@@ -353,12 +353,12 @@ static int write_table(const char *path, const char *validators, rows *t, char e
   if (fclose(f)) bad = 1;
   if (bad) {
     unlink(tmp);
-    return say(err, "cannot write %s: %s", tmp, strerror(errno));
+    return tn_say(err, "cannot write %s: %s", tmp, strerror(errno));
   }
   if (rename(tmp, path)) {
     int e = errno;
     unlink(tmp);
-    return say(err, "cannot replace %s: %s", path, strerror(e));
+    return tn_say(err, "cannot replace %s: %s", path, strerror(e));
   }
   return 0;
 }
@@ -407,7 +407,7 @@ static int load_table(const char *path, const char *validators, rows *t, char er
 {
   FILE *f = fopen(path, "r");
   if (!f)
-    return say(err, "--resume: %s: %s%s", path, strerror(errno),
+    return tn_say(err, "--resume: %s: %s%s", path, strerror(errno),
                 errno == ENOENT ? " (nothing to resume: tune without --resume)" : "");
   char line[1024];
   int ln = 0, rc = 0, header = 0;
@@ -439,7 +439,7 @@ static int load_table(const char *path, const char *validators, rows *t, char er
           mine += strlen(needle);
           snprintf(here, sizeof here, "'%.*s' here", (int)strcspn(mine, "\n"), mine);
         }
-        rc = say(err, "--resume: %s:%d: %s was measured where %s is '%s', %s: tune into another "
+        rc = tn_say(err, "--resume: %s:%d: %s was measured where %s is '%s', %s: tune into another "
                       "file", path, ln, path, key, value, here);
       }
       n_valid++;
@@ -451,23 +451,23 @@ static int load_table(const char *path, const char *validators, rows *t, char er
     }
     tn_key k;
     if (!header || parse_row_key(line, &k))
-      rc = say(err, "--resume: %s:%d: not a row gemmshim tune writes: tune into another file",
+      rc = tn_say(err, "--resume: %s:%d: not a row gemmshim tune writes: tune into another file",
                path, ln);
     else if (rows_find(t, &k))
-      rc = say(err, "--resume: %s:%d: a second row for the same call", path, ln);
+      rc = tn_say(err, "--resume: %s:%d: a second row for the same call", path, ln);
     else if (rows_add(t, &k, line))
-      rc = say(err, "out of memory");
+      rc = tn_say(err, "out of memory");
   }
-  if (!rc && ferror(f)) rc = say(err, "--resume: %s: %s", path, strerror(errno));
+  if (!rc && ferror(f)) rc = tn_say(err, "--resume: %s: %s", path, strerror(errno));
   fclose(f);
   if (!rc && (!header || !n_valid))
-    rc = say(err, "--resume: %s: no validators or no header: not a table gemmshim tune wrote", path);
+    rc = tn_say(err, "--resume: %s: no validators or no header: not a table gemmshim tune wrote", path);
   if (!rc) {
     /* every validator of this GPU must have been in the table, too */
     size_t mine = 0;
     for (const char *p = validators; (p = strstr(p, "Validator,")); p += 10) mine++;
     if (mine != n_valid)
-      rc = say(err, "--resume: %s has %zu validators, this GPU %zu: tune into another file", path,
+      rc = tn_say(err, "--resume: %s has %zu validators, this GPU %zu: tune into another file", path,
                n_valid, mine);
   }
   return rc;
@@ -536,12 +536,12 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     }
     res->kept = t.n;
   } else if (stat(o->table_path, &st) == 0) {
-    return say(err, "%s exists: --resume to go on with it, or remove it", o->table_path);
+    return tn_say(err, "%s exists: --resume to go on with it, or remove it", o->table_path);
   }
   FILE *csv = fopen(o->csv_path, o->resume ? "a" : "w");
   if (!csv) {
     rows_free(&t);
-    return say(err, "cannot write %s: %s", o->csv_path, strerror(errno));
+    return tn_say(err, "cannot write %s: %s", o->csv_path, strerror(errno));
   }
   if (ftell(csv) == 0) fprintf(csv, CSV_HEADER "\n");
 
@@ -552,7 +552,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
   size_t done = 0;
   int rc = 0, calibrated_any = 0;
   tn_sample *cand = calloc(n_kernels ? n_kernels * TN_PASSES : 1, sizeof *cand);
-  if (!cand) rc = say(err, "out of memory");
+  if (!cand) rc = tn_say(err, "out of memory");
   for (size_t i = 0; i < p->n && !rc; i++) {
     const tn_key *k = &p->keys[i];
     if (rows_find(&t, k)) continue;
@@ -629,7 +629,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
      * be (no GPU the kernels run on, a bench that fails): say so, no table */
     if (uncalibrated && !calibrated_any) {
       const tn_sample *bad = self[0].outcome != TN_MEASURED ? &self[0] : &self[1];
-      rc = say(err, "cuBLAS could not be measured on %s %s %lldx%lldx%lld (%s): %s", k->a_type,
+      rc = tn_say(err, "cuBLAS could not be measured on %s %s %lldx%lldx%lld (%s): %s", k->a_type,
                k->layout, k->m, k->n, k->k, bad->outcome == TN_WRONG ? "wrong result" : "failed",
                bad->why);
       break;
@@ -644,7 +644,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     if (calibrated) {
       format_row(k, &v, line, sizeof line);
       if (rows_add(&t, k, line)) {
-        rc = say(err, "out of memory");
+        rc = tn_say(err, "out of memory");
         break;
       }
       if ((rc = write_table(o->table_path, o->validators, &t, err))) break;
@@ -678,8 +678,8 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
    * rows kept), so that --resume has one to go on with */
   if (!rc && !res->tuned && !res->stopped && !o->resume)
     rc = write_table(o->table_path, o->validators, &t, err);
-  if (ferror(csv) && !rc) rc = say(err, "cannot write %s", o->csv_path);
-  if (fclose(csv) && !rc) rc = say(err, "cannot write %s: %s", o->csv_path, strerror(errno));
+  if (ferror(csv) && !rc) rc = tn_say(err, "cannot write %s", o->csv_path);
+  if (fclose(csv) && !rc) rc = tn_say(err, "cannot write %s: %s", o->csv_path, strerror(errno));
   res->left = todo - done;
   for (size_t i = 0; i < t.n; i++) {
     const char *route = strchr(t.r[i].line, ',');

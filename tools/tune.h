@@ -77,6 +77,9 @@ typedef struct tn_plan {
   size_t n_skipped, skipped_cap;
 } tn_plan;
 
+/* err gets the message; returns -1 (for `return tn_say(err, ...)`). */
+__attribute__((format(printf, 2, 3))) int tn_say(char err[TN_ERR_LEN], const char *fmt, ...);
+
 void tn_plan_init(tn_plan *p);
 void tn_plan_free(tn_plan *p);
 

@@ -15,14 +15,6 @@
 
 #define BENCH_NAME "gemmshim-bench"
 
-__attribute__((format(printf, 2, 3))) static int say(char err[TN_ERR_LEN], const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, TN_ERR_LEN, fmt, ap);
-  va_end(ap);
-  return -1;
-}
 
 static int executable(const char *p)
 {
@@ -38,8 +30,8 @@ int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN])
     how = "$GEMMSHIM_BENCH";
   }
   if (named && named[0]) {
-    if (!executable(named)) return say(err, "%s %s: not an executable file", how, named);
-    if (!realpath(named, b->path)) return say(err, "%s %s: %s", how, named, strerror(errno));
+    if (!executable(named)) return tn_say(err, "%s %s: not an executable file", how, named);
+    if (!realpath(named, b->path)) return tn_say(err, "%s %s: %s", how, named, strerror(errno));
     return 0;
   }
   char exe[PATH_MAX];
@@ -52,11 +44,11 @@ int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN])
       char cand[PATH_MAX + 32];
       snprintf(cand, sizeof cand, "%s/" BENCH_NAME, exe);
       if (executable(cand) && realpath(cand, b->path)) return 0;
-      return say(err, "cannot find " BENCH_NAME " (looked for %s); name it with --bench PATH or "
+      return tn_say(err, "cannot find " BENCH_NAME " (looked for %s); name it with --bench PATH or "
                       "GEMMSHIM_BENCH=PATH", cand);
     }
   }
-  return say(err, "cannot find " BENCH_NAME "; name it with --bench PATH or GEMMSHIM_BENCH=PATH");
+  return tn_say(err, "cannot find " BENCH_NAME "; name it with --bench PATH or GEMMSHIM_BENCH=PATH");
 }
 
 int tb_start(tb_bench *b, char err[TN_ERR_LEN])
@@ -64,11 +56,11 @@ int tb_start(tb_bench *b, char err[TN_ERR_LEN])
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !tmp[0]) tmp = "/tmp";
   if (snprintf(b->tmpdir, sizeof b->tmpdir, "%s/gemmshim-tune.XXXXXX", tmp) >= (int)sizeof b->tmpdir)
-    return say(err, "TMPDIR %s: the name is too long", tmp);
+    return tn_say(err, "TMPDIR %s: the name is too long", tmp);
   if (!mkdtemp(b->tmpdir)) {
     int e = errno;
     b->tmpdir[0] = '\0';
-    return say(err, "cannot make a folder in %s: %s", tmp, strerror(e));
+    return tn_say(err, "cannot make a folder in %s: %s", tmp, strerror(e));
   }
   return 0;
 }
@@ -102,7 +94,7 @@ static int run_bench(tb_bench *b, char **argv, char err[TN_ERR_LEN])
   argv[0] = b->path;
   if (b->interrupted && *b->interrupted) return 128 + (int)*b->interrupted;   /* no new run */
   pid_t pid = fork();
-  if (pid < 0) return say(err, "cannot start %s: %s", b->path, strerror(errno));
+  if (pid < 0) return tn_say(err, "cannot start %s: %s", b->path, strerror(errno));
   if (pid == 0) {
     int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -116,7 +108,7 @@ static int run_bench(tb_bench *b, char **argv, char err[TN_ERR_LEN])
   for (;;) {
     pid_t w = waitpid(pid, &ws, 0);
     if (w == pid) break;
-    if (w < 0 && errno != EINTR) return say(err, "waiting for %s: %s", b->path, strerror(errno));
+    if (w < 0 && errno != EINTR) return tn_say(err, "waiting for %s: %s", b->path, strerror(errno));
     /* a signal for us: the bench stops too (the terminal's Ctrl-C reaches
      * it by its process group; one sent to us alone does not) */
     if (b->interrupted && *b->interrupted && !sent) {
@@ -168,7 +160,7 @@ int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char e
     char line[512];
     slurp(b, "stderr.txt", text, sizeof text);
     last_line(text, line, sizeof line);
-    return say(err, "%s --identity: %s", b->path, line[0] ? line : "failed");
+    return tn_say(err, "%s --identity: %s", b->path, line[0] ? line : "failed");
   }
   slurp(b, "stdout.txt", text, sizeof text);
   size_t used = 0;
@@ -177,7 +169,7 @@ int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char e
   for (char *p = text; *p;) {
     size_t l = strcspn(p, "\n");
     if (!strncmp(p, "Validator,", 10)) {
-      if (used + l + 2 > len) return say(err, "%s --identity: too many validators", b->path);
+      if (used + l + 2 > len) return tn_say(err, "%s --identity: too many validators", b->path);
       memcpy(validators + used, p, l);
       used += l;
       validators[used++] = '\n';
@@ -187,7 +179,7 @@ int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char e
     }
     p += l + (p[l] == '\n');
   }
-  if (!used) return say(err, "%s --identity: no validators in its answer", b->path);
+  if (!used) return tn_say(err, "%s --identity: no validators in its answer", b->path);
   return 0;
 }
 
@@ -196,7 +188,7 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
   char *argv[] = { NULL, "--list-csv", NULL };
   int st = run_bench(b, argv, err);
   if (st < 0) return -1;
-  if (st != 0) return say(err, "%s --list-csv: exit status %d", b->path, st);
+  if (st != 0) return tn_say(err, "%s --list-csv: exit status %d", b->path, st);
   static char text[16384];
   slurp(b, "stdout.txt", text, sizeof text);
   *out = NULL;
@@ -211,19 +203,19 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
     if (first) {
       first = 0;
       if (strcmp(line, "kernel,dtype,opt_in"))
-        return say(err, "%s --list-csv: the header is '%s', not kernel,dtype,opt_in (a bench of "
+        return tn_say(err, "%s --list-csv: the header is '%s', not kernel,dtype,opt_in (a bench of "
                         "another build?)", b->path, line);
       continue;
     }
     char *comma = strchr(line, ','), *comma2 = comma ? strchr(comma + 1, ',') : NULL;
     if (!comma2 || (strcmp(comma2 + 1, "0") && strcmp(comma2 + 1, "1")))
-      return say(err, "%s --list-csv: '%s' is not kernel,dtype,opt_in", b->path, line);
+      return tn_say(err, "%s --list-csv: '%s' is not kernel,dtype,opt_in", b->path, line);
     *comma = '\0';
     *comma2 = '\0';
     if (*n == cap) {
       cap = cap ? 2 * cap : 8;
       tn_kernel *k = realloc(*out, cap * sizeof *k);
-      if (!k) return say(err, "out of memory");
+      if (!k) return tn_say(err, "out of memory");
       *out = k;
     }
     snprintf((*out)[*n].name, sizeof (*out)[*n].name, "%.63s", line);
@@ -284,9 +276,9 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
   tmp_path(b, "shape.txt", shape);
   tmp_path(b, "out.csv", csv);
   FILE *f = fopen(shape, "w");
-  if (!f) return say(err, "cannot write %s: %s", shape, strerror(errno));
+  if (!f) return tn_say(err, "cannot write %s: %s", shape, strerror(errno));
   fprintf(f, "%lld %lld %lld %s\n", k->m, k->n, k->k, k->layout);
-  if (fclose(f)) return say(err, "cannot write %s: %s", shape, strerror(errno));
+  if (fclose(f)) return tn_say(err, "cannot write %s: %s", shape, strerror(errno));
   unlink(csv);
   char dev[16], iters[16], preheat[16];
   snprintf(iters, sizeof iters, "%d", b->iters);
