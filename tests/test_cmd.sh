@@ -767,6 +767,7 @@ gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o routes.csv --iters 25 --pre
 expect_rc 0
 expect_line err "gemmshim: tune: 3 calls measured, 0 kept from the table, 0 without a row (not measured), 0 left; 1 row routed to our kernels"
 expect_line err "gemmshim: tune: table $W/routes.csv, measurements $W/measurements-routes.csv"
+expect_line err "gemmshim: tune: measured with cuBLAS 13.1.0 (/fake/libcublas.so.13); a program that loads another cuBLAS will not use this table (LD_LIBRARY_PATH chooses the bench's)"
 printf '%s\n%s\n%s\n%s\n%s\n' "$VALIDATORS" "$TABLE_HEADER" \
   'gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,cublas,10.01,1.0000' \
   'gemm,bf16,bf16,bf16,32f,TN,-,1024,8,4096,1,16,cublas,10.01,1.0000' \

@@ -982,6 +982,11 @@ static int print_identity(int device) {
     printf("Validator,%s,%s\n", gs_rt_validator_name(v), val);
   }
   printf("device_uuid,%s\n", id.uuid[0] ? id.uuid : "-");
+  /* which libcublas this process loaded: the table is for programs that
+   * load the same version (the cublas_version validator) */
+  Dl_info where;
+  if (dladdr((void *)cublasCreate_v2, &where) && where.dli_fname)
+    printf("cublas_path,%s\n", where.dli_fname);
   return 0;
 }
 

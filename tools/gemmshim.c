@@ -810,12 +810,12 @@ static int do_tune(int argc, char **argv, int i)
   b.device = (int)device, b.iters = (int)iters, b.preheat_ms = (int)preheat;
   b.interrupted = &tune_stop;
   b.verbose = verbose;
-  char validators[4096], uuid[64];
+  char validators[4096], uuid[64], cublas_path[PATH_MAX];
   tn_kernel *kernels = NULL;
   size_t n_kernels = 0;
   char table[PATH_MAX], csv[PATH_MAX];
   if (tb_find(&b, bench_opt, err) || tb_start(&b, err) ||
-      tb_identity(&b, validators, sizeof validators, uuid, err) ||
+      tb_identity(&b, validators, sizeof validators, uuid, cublas_path, err) ||
       tb_kernels(&b, &kernels, &n_kernels, err)) {
     tb_done(&b);
     tn_plan_free(&plan);
@@ -849,6 +849,12 @@ static int do_tune(int argc, char **argv, int i)
   }
   fprintf(stderr, "gemmshim: tune: %zu call%s to measure (%zu not measurable), %zu kernels; "
           "table %s\n", plan.n, plan.n == 1 ? "" : "s", plan.n_skipped, n_kernels, table);
+  /* the table holds for programs that load the same cuBLAS (its validator) */
+  const char *cv = strstr(validators, "Validator,cublas_version,");
+  if (cv && cublas_path[0])
+    fprintf(stderr, "gemmshim: tune: measured with cuBLAS %.*s (%s); a program that loads "
+            "another cuBLAS will not use this table (LD_LIBRARY_PATH chooses the bench's)\n",
+            (int)strcspn(cv + 25, "\n"), cv + 25, cublas_path);
 
   struct sigaction sa = { .sa_handler = on_tune_signal }, old_int, old_term;
   sigemptyset(&sa.sa_mask);

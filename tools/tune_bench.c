@@ -149,8 +149,10 @@ static char *dev_arg(const tb_bench *b, char buf[16])
   return buf;
 }
 
-int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char err[TN_ERR_LEN])
+int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64],
+                char cublas_path[PATH_MAX], char err[TN_ERR_LEN])
 {
+  cublas_path[0] = '\0';
   char dev[16];
   char *argv[] = { NULL, "--identity", "--device", dev_arg(b, dev), NULL };
   int st = run_bench(b, argv, err);
@@ -176,6 +178,8 @@ int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char e
       validators[used] = '\0';
     } else if (!strncmp(p, "device_uuid,", 12)) {
       snprintf(uuid, 64, "%.*s", (int)(l - 12), p + 12);
+    } else if (!strncmp(p, "cublas_path,", 12)) {
+      snprintf(cublas_path, PATH_MAX, "%.*s", (int)(l - 12), p + 12);
     }
     p += l + (p[l] == '\n');
   }

@@ -28,8 +28,10 @@ int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN]);
 int tb_start(tb_bench *b, char err[TN_ERR_LEN]);
 void tb_done(tb_bench *b);
 
-/* This GPU's "Validator,KEY,VALUE" lines and its UUID. */
-int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64], char err[TN_ERR_LEN]);
+/* This GPU's "Validator,KEY,VALUE" lines, its UUID, and the libcublas the
+ * bench loads ("" when it does not say). */
+int tb_identity(tb_bench *b, char *validators, size_t len, char uuid[64],
+                char cublas_path[PATH_MAX], char err[TN_ERR_LEN]);
 
 /* The kernel table: name and data type of each kernel (malloc'ed). */
 int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN]);

@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
       printf '%s\n' 'Validator,gpu_name,Fake GPU' 'Validator,compute_capability,9.0' \
         'Validator,sm_count,132' 'Validator,cublas_version,13.1.0' 'Validator,shim_version,0.1.0' \
         'Validator,kernel_table,0123456789abcdef' 'Validator,driver_version,580.159.04' \
-        'Validator,power_limit_w,700' 'device_uuid,GPU-fake'
+        'Validator,power_limit_w,700' 'device_uuid,GPU-fake' 'cublas_path,/fake/libcublas.so.13'
       exit 0 ;;
     --list-csv) printf 'kernel,dtype,opt_in\nkern_f32,f32,0\nkern_bf16,bf16,0\nkern_f32_tc,f32,1\n'; exit 0 ;;
     --kernel) kernel=$2; shift ;;
