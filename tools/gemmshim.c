@@ -202,6 +202,18 @@ static int is_elf(const char *path)
   return got == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
 }
 
+/* The folder this program is in: 0, or -1 when /proc does not say. */
+static int program_dir(char out[PATH_MAX])
+{
+  ssize_t len = readlink("/proc/self/exe", out, PATH_MAX - 1);
+  if (len <= 0) return -1;
+  out[len] = '\0';
+  char *slash = strrchr(out, '/');
+  if (!slash) return -1;
+  *slash = '\0';
+  return 0;
+}
+
 /* libgemmshim.so: --lib, else $GEMMSHIM_LIB, else beside this program in
  * the build tree (build/tools/gemmshim, build/libgemmshim.so), else the
  * installed one. A path the user named must work: no fallback then. */
@@ -220,15 +232,9 @@ static int find_lib(char out[PATH_MAX])
   char candidates[3][PATH_MAX + 32];   /* a directory, then our name */
   size_t n = 0;
   char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = '\0';
-      snprintf(candidates[n++], sizeof candidates[0], "%s/" LIB_NAME, exe);
-      snprintf(candidates[n++], sizeof candidates[0], "%s/../" LIB_NAME, exe);
-    }
+  if (program_dir(exe) == 0) {
+    snprintf(candidates[n++], sizeof candidates[0], "%s/" LIB_NAME, exe);
+    snprintf(candidates[n++], sizeof candidates[0], "%s/../" LIB_NAME, exe);
   }
   snprintf(candidates[n++], sizeof candidates[0], "%s/" LIB_NAME, GS_LIBDIR);
   for (size_t i = 0; i < n; i++)
@@ -814,7 +820,9 @@ static int do_tune(int argc, char **argv, int i)
   tn_kernel *kernels = NULL;
   size_t n_kernels = 0;
   char table[PATH_MAX], csv[PATH_MAX];
-  if (tb_find(&b, bench_opt, err) || tb_start(&b, err) ||
+  char here[PATH_MAX];
+  if (program_dir(here)) here[0] = '\0';
+  if (tb_find(&b, bench_opt, here, err) || tb_start(&b, err) ||
       tb_identity(&b, validators, sizeof validators, uuid, cublas_path, err) ||
       tb_kernels(&b, &kernels, &n_kernels, err)) {
     tb_done(&b);

@@ -22,7 +22,7 @@ static int executable(const char *p)
   return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) == 0;
 }
 
-int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN])
+int tb_find(tb_bench *b, const char *named, const char *beside, char err[TN_ERR_LEN])
 {
   const char *how = "--bench";
   if (!named || !named[0]) {
@@ -34,21 +34,13 @@ int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN])
     if (!realpath(named, b->path)) return tn_say(err, "%s %s: %s", how, named, strerror(errno));
     return 0;
   }
-  char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (len > 0) {
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash) {
-      *slash = '\0';
-      char cand[PATH_MAX + 32];
-      snprintf(cand, sizeof cand, "%s/" BENCH_NAME, exe);
-      if (executable(cand) && realpath(cand, b->path)) return 0;
-      return tn_say(err, "cannot find " BENCH_NAME " (looked for %s); name it with --bench PATH or "
-                      "GEMMSHIM_BENCH=PATH", cand);
-    }
-  }
-  return tn_say(err, "cannot find " BENCH_NAME "; name it with --bench PATH or GEMMSHIM_BENCH=PATH");
+  if (!beside[0])
+    return tn_say(err, "cannot find " BENCH_NAME "; name it with --bench PATH or GEMMSHIM_BENCH=PATH");
+  char cand[PATH_MAX + 32];
+  snprintf(cand, sizeof cand, "%s/" BENCH_NAME, beside);
+  if (executable(cand) && realpath(cand, b->path)) return 0;
+  return tn_say(err, "cannot find " BENCH_NAME " (looked for %s); name it with --bench PATH or "
+                     "GEMMSHIM_BENCH=PATH", cand);
 }
 
 int tb_start(tb_bench *b, char err[TN_ERR_LEN])

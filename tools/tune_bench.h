@@ -20,9 +20,10 @@ typedef struct tb_bench {
   int verbose;
 } tb_bench;
 
-/* The bench: named (--bench), else $GEMMSHIM_BENCH, else beside this
- * program (the build tree and an installed bindir alike). 0, or -1 (err). */
-int tb_find(tb_bench *b, const char *named, char err[TN_ERR_LEN]);
+/* The bench: named (--bench), else $GEMMSHIM_BENCH, else in the folder
+ * beside ("" when not known): gemmshim's own, in the build tree and an
+ * installed bindir alike. 0, or -1 (err). */
+int tb_find(tb_bench *b, const char *named, const char *beside, char err[TN_ERR_LEN]);
 
 /* A private temporary folder (removed by tb_done). */
 int tb_start(tb_bench *b, char err[TN_ERR_LEN]);
