@@ -142,7 +142,7 @@ typedef struct outcome {
 
 /* Enqueue both paths, timed. Holding ctx->ab_lock, in relaxed capture
  * mode, with scratch laid out as `lay`. */
-static outcome run_both(gs_gemm *g, const gs_variant *v, const gs_kernel_args *a, gs_ctx *ctx,
+static outcome run_both(gs_gemm *g, const gs_decision *d, const gs_kernel_args *a, gs_ctx *ctx,
                         unsigned char *base, const gs_scratch_layout *lay, int ours_serves)
 {
   cudaStream_t s = a->stream;
@@ -177,7 +177,7 @@ static outcome run_both(gs_gemm *g, const gs_variant *v, const gs_kernel_args *a
         x.D = other_d;
         x.ldd = lay->ld;
       }
-      o.ours = gs_launch_variant(v, &x);
+      o.ours = gs_launch_route(g, d, &x);
     } else if (to_caller) {
       o.cublas_status = g->reissue(g, g->C, g->D);
     } else {
@@ -231,7 +231,7 @@ int gs_ab_compare(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *stat
     return 0;
   }
   unsigned char *base = scratch;
-  outcome o = run_both(g, v, a, ctx, base, &lay, ours_serves);
+  outcome o = run_both(g, d, a, ctx, base, &lay, ours_serves);
   int served = 1;
   if (!o.ran) {
     d->reason = GS_R_AB_SKIPPED_ALLOC;

@@ -25,7 +25,7 @@ static int serve(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *statu
   case GS_GATE_SERVE: break;
   }
   if (gs_ab_wanted() && gs_ab_compare(g, d, a, status)) return 1;
-  gs_kstatus st = gs_launch_variant(d->variant, a);
+  gs_kstatus st = gs_launch_route(g, d, a);
   if (st == GS_K_OK) {
     *status = CUBLAS_STATUS_SUCCESS;
     return 1;

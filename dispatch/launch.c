@@ -9,6 +9,7 @@
 #include "config.h"
 #include "context.h"
 #include "health.h"
+#include "lt_run.h"
 
 gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
 {
@@ -34,17 +35,25 @@ gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
   return a;
 }
 
-gs_kstatus gs_launch_variant(const gs_variant *v, const gs_kernel_args *a)
+static gs_kstatus run(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a)
+{
+  if (d->variant->runs_cublaslt)
+    return d->lt_algo ? gs_lt_run(g, d->lt_algo, a) : GS_K_UNSUPPORTED;
+  return d->variant->launch(a);
+}
+
+gs_kstatus gs_launch_route(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a)
 {
   /* GEMMSHIM_TEST_BREAK=<kernel>: drop the last k-slice so the result is
    * wrong (tests of the self-check; never set in production). */
+  const gs_variant *v = d->variant;
   const char *brk = gs_config()->test_break;
   if (brk[0] && !strcmp(brk, v->name) && a->k > v->k_mult) {
     gs_kernel_args broken = *a;
     broken.k -= v->k_mult;
-    return v->launch(&broken);
+    return run(g, d, &broken);
   }
-  return v->launch(a);
+  return run(g, d, a);
 }
 
 gs_reason gs_launch_refused(const gs_variant *v, gs_ctx *ctx, gs_kstatus st,

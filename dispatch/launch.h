@@ -11,9 +11,11 @@
  * as cuBLAS does: the caller may reuse the memory once the call returns. */
 gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d);
 
-/* Launch v on a (GEMMSHIM_TEST_BREAK applied). The caller has entered the
- * stream's context. Returns the launcher's status. */
-gs_kstatus gs_launch_variant(const gs_variant *v, const gs_kernel_args *a);
+/* Run the route d chose for call g on a: its kernel's launcher, or for
+ * the route cublaslt, cuBLASLt with the row's algorithm (lt_run.h)
+ * (GEMMSHIM_TEST_BREAK applied). The caller has entered the stream's
+ * context. Returns the launcher's status. */
+gs_kstatus gs_launch_route(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a);
 
 /* What a launch that did not return GS_K_OK means, done once here:
  * GS_K_UNSUPPORTED refuses this call only (said once; reason size_class);

@@ -66,3 +66,16 @@ int gs_bf16_math(const gs_gemm *g)
 {
   return !g->is_lt || g->scale_type == CUDA_R_32F;
 }
+
+int gs_lt_route_types(const gs_gemm *g)
+{
+  return (g->a_type == CUDA_R_16BF || g->a_type == CUDA_R_16F) && g->b_type == g->a_type &&
+         g->c_type == g->a_type && g->d_type == g->a_type &&
+         g->compute_type == CUBLAS_COMPUTE_32F;
+}
+
+int gs_lt_route_math(const gs_gemm *g)
+{
+  if (g->is_lt) return g->scale_type == CUDA_R_32F;
+  return math_of(g) == CUBLAS_DEFAULT_MATH;
+}

@@ -47,4 +47,13 @@ int gs_f16_types(const gs_gemm *g);
  * must scale in FP32. */
 int gs_bf16_math(const gs_gemm *g);
 
+/* The route cublaslt: BF16 or FP16 in and out with FP32 accumulation
+ * (COMPUTE_32F, the cuBLASLt compute type it then runs with). */
+int gs_lt_route_types(const gs_gemm *g);
+
+/* cuBLASLt scales in FP32; a BLAS call is in CUBLAS_DEFAULT_MATH (with or
+ * without DISALLOW_REDUCED_PRECISION_REDUCTION, which the algorithm's
+ * reduction scheme must then respect: lt_algo.h). */
+int gs_lt_route_math(const gs_gemm *g);
+
 #endif

@@ -24,6 +24,7 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_NO_GPU] = "no_gpu",
   [GS_R_ARCH] = "arch",
   [GS_R_TABLE_REFUSED] = "table_refused",
+  [GS_R_LT_ALGO_UNFIT] = "lt_algo_unfit",
   [GS_R_SM_COUNT] = "sm_count_target",
   [GS_R_DISABLED] = "disabled",
   [GS_R_LAUNCH_FAILED] = "launch_failed",

@@ -38,6 +38,10 @@ typedef enum gs_reason {
   GS_R_ARCH,             /* the kernel is not built for this GPU */
   GS_R_TABLE_REFUSED,    /* the route table's validators do not match this
                             GPU (said once on stderr, naming the key) */
+  GS_R_LT_ALGO_UNFIT,    /* the row's cuBLASLt algorithm needs more workspace
+                            than the call gives (none for a BLAS call), or
+                            reduces split-K partial sums in the output type
+                            where the math mode disallows it */
   GS_R_SM_COUNT,         /* an SM-count target: the kernel cannot honour it,
                           * or has no win measured under one (see route.c) */
   GS_R_DISABLED,         /* variant disabled on this context (self-check

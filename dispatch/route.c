@@ -11,6 +11,7 @@
 #include "config.h"
 #include "gpu.h"
 #include "health.h"
+#include "lt_algo.h"
 #include "routes.h"
 #include "tables.h"
 
@@ -84,7 +85,7 @@ static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
     if (gs_gpu_place_stream(g->stream, place) != 0) return GS_R_NO_GPU;
     *placed = 1;
   }
-  if (place->cc_major != v->cc_major || place->cc_minor != v->cc_minor)
+  if (v->cc_major && (place->cc_major != v->cc_major || place->cc_minor != v->cc_minor))
     return GS_R_ARCH;
   /* A target below the GPU's SM count asks us to leave SMs free. Only a
    * persistent grid can (one CTA per SM, at most the target's count), and
@@ -100,7 +101,7 @@ static gs_reason gpu_checks(const gs_gemm *g, const gs_variant *v,
 
 gs_decision gs_route(gs_gemm *g)
 {
-  gs_decision d = { GS_R_DTYPE, NULL, -1, NULL, 0, 0 };
+  gs_decision d = { GS_R_DTYPE, NULL, -1, NULL, 0, 0, NULL };
   if (!gs_config()->route) { d.reason = GS_R_ROUTING_OFF; return d; }
   if (gs_args_invalid(g)) { d.reason = GS_R_BAD_ARGS; return d; }
   if (g->m == 0 || g->n == 0 || g->k == 0) { d.reason = GS_R_EMPTY; return d; }
@@ -124,9 +125,15 @@ gs_decision gs_route(gs_gemm *g)
     if (r == GS_R_ROUTED) r = gpu_checks(g, v, &place, &placed);
     /* the table of the device the call runs on, its validators checked
      * (chosen, and said, on the first such call even when forced) */
+    const gs_rt_row *row = NULL;
     if (r == GS_R_ROUTED) {
       if (forced(v)) (void)gs_tables_for_device(place.device);
-      else r = gs_tables_decide(place.device, key_of(g, &lk), v);
+      else r = gs_tables_decide(place.device, key_of(g, &lk), v, &row);
+    }
+    /* a cuBLASLt route runs its row's algorithm: forced, it has none */
+    if (r == GS_R_ROUTED && v->runs_cublaslt) {
+      if (!row || !row->has_algo) r = GS_R_ROUTE_UNAVAILABLE;
+      else if (!gs_lt_algo_fits_call(&row->algo, g)) r = GS_R_LT_ALGO_UNFIT;
     }
     /* a kernel serves only a call described from the library itself */
     if (r == GS_R_ROUTED && g->revalidate && g->revalidate(g) != 0) r = GS_R_STATE_UNREADABLE;
@@ -135,6 +142,7 @@ gs_decision gs_route(gs_gemm *g)
       d.variant = v;
       d.device = place.device;
       d.ctx = place.ctx;
+      d.lt_algo = v->runs_cublaslt ? &row->algo : NULL;
       return d;
     }
     if (r > d.reason) d.reason = r;

@@ -17,6 +17,9 @@ typedef struct gs_decision {
    * and what to count when the call is tallied (GS_TIME_*). */
   int time_slot;
   int time_note;
+  /* The route cublaslt: the algorithm its table row names (lives as long
+   * as the table); NULL otherwise. */
+  const struct gs_lt_algo *lt_algo;
 } gs_decision;
 
 /* Decide where the call goes. May call g->load_state once. */

@@ -172,12 +172,15 @@ void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char o
 
 enum col {
   C_ENTRY, C_A, C_B, C_C, C_COMPUTE, C_LAYOUT, C_EPILOGUE, C_M, C_N, C_K, C_BATCH, C_ALIGN,
-  C_ROUTE, C_TIME, C_RATIO, C_COUNT
+  C_ROUTE, C_TIME, C_RATIO, C_LT_ALGO, C_COUNT
 };
 static const char *const col_names[C_COUNT] = {
   "entry", "a_type", "b_type", "c_type", "compute", "layout", "epilogue", "m", "n", "k",
-  "batch", "align", "route", "time_us", "ratio"
+  "batch", "align", "route", "time_us", "ratio", "lt_algo"
 };
+/* Columns a table may leave out (older tables have neither lt_algo nor,
+ * written by hand, time_us). */
+static int optional_col(int c) { return c == C_TIME || c == C_LT_ALGO; }
 
 #define MAX_FIELDS 64
 
@@ -345,7 +348,7 @@ static void header_line(parser *p, char **f, int n)
         if (p->col[c] < 0) p->col[c] = i;
       }
   for (int c = 0; c < C_COUNT; c++)
-    if (c != C_TIME && p->col[c] < 0) {
+    if (!optional_col(c) && p->col[c] < 0) {
       bad(p, "the header has no column '%s', so no row can be read", col_names[c]);
       return;
     }
@@ -463,6 +466,18 @@ static void row_line(parser *p, char **f, int n)
   r.ratio = 0;
   if (strcmp(s, "-") && parse_double(s, &r.ratio)) {
     bad(p, "ratio '%s' is not a positive number or '-'", s);
+    return;
+  }
+  /* a cuBLASLt algorithm: the route cublaslt needs one, no other route has one */
+  s = p->col[C_LT_ALGO] >= 0 ? FIELD(C_LT_ALGO) : "";
+  int wants_algo = r.kernel && r.kernel->runs_cublaslt;
+  if (s[0] && strcmp(s, "-")) {
+    char why[160];
+    if (!wants_algo) { bad(p, "lt_algo is given, but route %s is not a cuBLASLt route", r.route); return; }
+    if (gs_lt_algo_parse(s, &r.algo, why, sizeof why)) { bad(p, "lt_algo: %s", why); return; }
+    r.has_algo = 1;
+  } else if (wants_algo) {
+    bad(p, "route %s needs its algorithm in column lt_algo", r.route);
     return;
   }
 #undef FIELD

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "gemm.h"
+#include "lt_algo.h"
 #include "variants.h"
 
 #ifdef __cplusplus
@@ -111,6 +112,9 @@ typedef struct gs_rt_row {
   int exact;                  /* every field exact (no range or wildcard) */
   char route[64];             /* a kernel name, "cublas", or another word */
   const gs_variant *kernel;   /* the kernel table's entry; NULL: "cublas" or unknown */
+  /* The route "cublaslt": the algorithm (column lt_algo; lt_algo.h) */
+  int has_algo;
+  gs_lt_algo algo;
   double time_us;             /* the route's measured time; < 0 when not given */
   double ratio;               /* cuBLAS's time over the route's */
   int line;                   /* in its file */

@@ -16,6 +16,8 @@ const gs_route_entry gs_routes[] = {
   { .kernel = &gs_kernel_bf16_persistent },
   { .kernel = &gs_kernel_decode_bf16 },
   { .kernel = &gs_kernel_decode_f16 },
+  /* cuBLASLt's own algorithms: only where a user's tuned table names one */
+  { .kernel = &gs_route_cublaslt },
 };
 const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
 
@@ -45,7 +47,7 @@ const char gs_default_routes[] =
   "Validator,sm_count,132\n"
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version,0.1.0\n"
-  "Validator,kernel_table,b0cf6b382040d1b0\n"
+  "Validator,kernel_table,edaaac5ee6c68138\n"
   "Validator,driver_version,580.159.04\n"
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"

@@ -134,7 +134,7 @@ static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a,
     gs_scratch_put(scratch, s);
     return forward(d, GS_R_UNCHECKED);
   }
-  gs_kstatus ks = gs_launch_variant(v, &ours);
+  gs_kstatus ks = gs_launch_route(g, d, &ours);
   if (ks != GS_K_OK) {
     /* ours wrote nothing, or only scratch: cuBLAS may serve the call */
     gs_scratch_put(scratch, s);

@@ -108,6 +108,7 @@ typedef struct verdict_slot {
   int device;            /* -1: the precheck over every candidate */
   unsigned generation;   /* 0: empty */
   gs_reason r;
+  const gs_rt_row *row;  /* the routing row, when r is GS_R_ROUTED */
 } verdict_slot;
 
 static __thread verdict_slot verdicts[VERDICTS];
@@ -131,8 +132,9 @@ static int remembered(const verdict_slot *s, const gs_rt_key *k, const gs_varian
 }
 
 static void remember(verdict_slot *s, const gs_rt_key *k, const gs_variant *v, int device,
-                     unsigned gen, gs_reason r)
+                     unsigned gen, gs_reason r, const gs_rt_row *row)
 {
+  s->row = row;
   s->k = *k;
   s->v = v;
   s->device = device;
@@ -141,9 +143,11 @@ static void remember(verdict_slot *s, const gs_rt_key *k, const gs_variant *v, i
 }
 
 /* One table's verdict on a key for kernel v. */
-static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v)
+static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
+                         const gs_rt_row **row)
 {
   const gs_rt_row *r = gs_rt_find(t, k);
+  *row = r;
   if (!r) return GS_R_NOT_TUNED;
   if (r->ratio < GS_RT_MIN_RATIO) return GS_R_TUNED_CUBLAS;
   if (!r->kernel) return strcmp(r->route, "cublas") ? GS_R_ROUTE_UNAVAILABLE : GS_R_TUNED_CUBLAS;
@@ -161,10 +165,11 @@ gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v)
   if (remembered(slot, k, v, -1, gen)) return slot->r;
   gs_reason best = GS_R_NOT_TUNED;
   for (size_t i = 0; i < n_cands && best != GS_R_ROUTED; i++) {
-    gs_reason r = verdict(cands[i].t, k, v);
+    const gs_rt_row *row;
+    gs_reason r = verdict(cands[i].t, k, v, &row);
     if (r == GS_R_ROUTED || r > best) best = r;
   }
-  remember(slot, k, v, -1, gen, best);
+  remember(slot, k, v, -1, gen, best, NULL);
   return best;
 }
 
@@ -251,8 +256,10 @@ const gs_route_table *gs_tables_for_device(int dev)
   return devs[dev].t;
 }
 
-gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v)
+gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v,
+                           const gs_rt_row **row)
 {
+  *row = NULL;
   const gs_route_table *t = gs_tables_for_device(dev);
   if (!t)
     return dev >= 0 && dev < GS_MAX_DEVICES &&
@@ -261,10 +268,14 @@ gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v)
                : GS_R_NOT_TUNED;
   unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
   verdict_slot *slot = slot_for(k, v, dev);
-  if (remembered(slot, k, v, dev, gen)) return slot->r;
-  gs_reason r = verdict(t, k, v);
-  if (r == GS_R_NOT_TUNED && devs[dev].fallback) r = verdict(devs[dev].fallback, k, v);
-  remember(slot, k, v, dev, gen, r);
+  if (remembered(slot, k, v, dev, gen)) {
+    *row = slot->row;
+    return slot->r;
+  }
+  gs_reason r = verdict(t, k, v, row);
+  if (r == GS_R_NOT_TUNED && devs[dev].fallback) r = verdict(devs[dev].fallback, k, v, row);
+  if (r != GS_R_ROUTED) *row = NULL;
+  remember(slot, k, v, dev, gen, r, *row);
   return r;
 }
 

@@ -22,9 +22,10 @@
 gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v);
 
 /* On the device: the verdict of its table, GS_R_ROUTED when its row sends
- * the key to v; else not_tuned, tuned_cublas, route_unavailable or
+ * the key to v (*row: that row, which lives as long as the table); else not_tuned, tuned_cublas, route_unavailable or
  * table_refused (said once on stderr per table and device). */
-gs_reason gs_tables_decide(int device, const gs_rt_key *k, const gs_variant *v);
+gs_reason gs_tables_decide(int device, const gs_rt_key *k, const gs_variant *v,
+                           const gs_rt_row **row);
 
 /* The table a device uses (NULL: none), choosing it if not yet chosen. */
 const gs_route_table *gs_tables_for_device(int device);

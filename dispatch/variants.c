@@ -108,7 +108,30 @@ const gs_variant gs_kernel_decode_f16 = {
   DECODE_ENTRY(CUDA_R_16F, gs_f16_types, gs_gemm_decode_f16_launch),
 };
 
+/* cuBLASLt's own algorithms, as `gemmshim tune` measured them (lt_run.h):
+ * 16-bit data with FP32 accumulation, the numerics of another cuBLAS
+ * algorithm. The row names the algorithm; any alignment (the row's key
+ * holds the alignment class it was measured with). */
+const gs_variant gs_route_cublaslt = {
+  .name = "cublaslt",
+  .cc_major = 0, .cc_minor = 0,
+  .data_type = GS_NONE,   /* BF16 or FP16: types_ok says */
+  .types_ok = gs_lt_route_types,
+  .math_ok = gs_lt_route_math,
+  .layouts = GS_LAYOUT_ALL,
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
+  .bias_type = GS_NONE,   /* the output's type (cuBLASLt's default) */
+  .elem_bytes = 2,
+  .align_bytes = 2,
+  .m_mult = 1, .n_mult = 1, .k_mult = 1,
+  .honours_sm_target = 1,
+  /* 16-bit output: two algorithms may round a value to neighbouring values */
+  .selfcheck_tol = 1e-2,
+  .err_vs_cublas = 1.5, .err_floor = 0,
+  .runs_cublaslt = 1,
+};
+
 const gs_variant *const gs_variants[] = { &gs_kernel_f32_3xtf32, &gs_kernel_sgemm_simt,
                                           &gs_kernel_bf16_persistent, &gs_kernel_decode_bf16,
-                                          &gs_kernel_decode_f16 };
+                                          &gs_kernel_decode_f16, &gs_route_cublaslt };
 const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

@@ -67,13 +67,17 @@ typedef struct gs_variant {
   /* Loads the launcher's kernels into the current context (NULL: nothing
    * to load); run by the loader thread, never on a call path. */
   int (*preload)(void);
+  /* Nonzero for the route that runs cuBLASLt itself with the algorithm its
+   * route table row names (lt_run.h): launch is NULL, and a row must name
+   * the algorithm. cc_major 0: any GPU cuBLASLt runs on. */
+  int runs_cublaslt;
 } gs_variant;
 
 extern const gs_variant *const gs_variants[];
 extern const size_t gs_n_variants;
 /* The entries of variants.c, for the routing policy (routes.c). */
 extern const gs_variant gs_kernel_sgemm_simt, gs_kernel_bf16_persistent, gs_kernel_f32_3xtf32,
-    gs_kernel_decode_bf16, gs_kernel_decode_f16;
+    gs_kernel_decode_bf16, gs_kernel_decode_f16, gs_route_cublaslt;
 
 /* The entry of that name, or NULL. */
 const gs_variant *gs_variant_named(const char *name);

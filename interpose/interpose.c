@@ -14,6 +14,7 @@
 #include "../dispatch/config.h"
 #include "../dispatch/dispatch.h"
 #include "../dispatch/gemm.h"
+#include "../dispatch/lt_run.h"
 #include "interpose.h"
 #include "resolve.h"
 
@@ -76,10 +77,27 @@ enum { UNBOUND, BINDING, BOUND };
 static atomic_int bind_state[GS_LIB_COUNT];
 static __thread int binding;   /* bit lib: this thread is binding that library */
 
+/* The route cublaslt runs the real cuBLASLt (dispatch/lt_run.h): a BLAS
+ * call may be routed there before any cuBLASLt call binds that library. */
+static void give_lt_route_its_functions(void)
+{
+  if (!gs_lib_ready(GS_LIB_LT)) return;
+  gs_lt_fns f;
+  *(void **)&f.create = gs_lib_sym(GS_LIB_LT, "cublasLtCreate");
+  *(void **)&f.desc_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulDescInit_internal");
+  *(void **)&f.desc_set = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulDescSetAttribute");
+  *(void **)&f.layout_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatrixLayoutInit_internal");
+  *(void **)&f.algo_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoInit");
+  *(void **)&f.algo_set = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoConfigSetAttribute");
+  *(void **)&f.matmul = gs_lib_sym(GS_LIB_LT, "cublasLtMatmul");
+  gs_lt_set_fns(&f);
+}
+
 static void bind_lib(gs_lib lib)
 {
   disabled = gs_config()->disable;
   if (!gs_lib_ready(lib)) return;
+  give_lt_route_its_functions();
   for (int i = 0; i < GS_N_ENTRIES; i++)
     if (entries[i].lib == lib) real_fns[i] = gs_lib_sym(lib, entries[i].name);
   if (lib == GS_LIB_BLAS) {

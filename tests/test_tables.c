@@ -79,10 +79,21 @@ static void test_fields_make_sense(void **s)
   for (size_t i = 0; i < gs_n_variants; i++) {
     const gs_variant *v = gs_variants[i];
     print_message("%s\n", v->name);
-    assert_non_null(launcher_check(v->name));   /* this test knows it */
-    assert_non_null(v->launch);
     assert_non_null(v->types_ok);
     assert_non_null(v->math_ok);
+    if (v->runs_cublaslt) {
+      /* cuBLASLt runs it: no launcher, nothing to load, any GPU, 16-bit data */
+      assert_null(v->launch);
+      assert_null(v->path_of);
+      assert_null(v->preload);
+      assert_int_equal(v->cc_major, 0);
+      assert_int_equal(v->data_type, GS_NONE);
+      assert_int_equal(v->elem_bytes, 2);
+      assert_true(v->selfcheck_tol > 0 && v->selfcheck_tol < 0.1);
+      continue;
+    }
+    assert_non_null(launcher_check(v->name));   /* this test knows it */
+    assert_non_null(v->launch);
     assert_true(v->data_type == CUDA_R_32F || v->data_type == CUDA_R_16BF ||
                 v->data_type == CUDA_R_16F);
     assert_int_equal(v->elem_bytes, v->data_type == CUDA_R_32F ? 4 : 2);
@@ -109,19 +120,44 @@ static int64_t ld_of(const gs_variant *v, int64_t rows, int64_t pad)
   return (rows + per - 1) / per * per;
 }
 
+/* The data types an entry takes: its own, or for the route cublaslt both
+ * 16-bit types. */
+static int data_types_of(const gs_variant *v, int out[2])
+{
+  if (v->data_type != GS_NONE) {
+    out[0] = v->data_type;
+    return 1;
+  }
+  out[0] = CUDA_R_16BF;
+  out[1] = CUDA_R_16F;
+  return 2;
+}
+
+static gs_gemm call_of_type(const gs_variant *v, int type, int ta, int tb, int64_t m, int64_t n,
+                            int64_t k, int64_t pad, uintptr_t a_off);
+
 /* A plain, valid BLAS call of v's data type; aligned unless pad or a_off
  * says otherwise. */
 static gs_gemm call_of(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, int64_t k,
                        int64_t pad, uintptr_t a_off)
 {
+  int types[2];
+  data_types_of(v, types);
+  return call_of_type(v, types[0], ta, tb, m, n, k, pad, a_off);
+}
+
+/* The same, of the given data type. */
+static gs_gemm call_of_type(const gs_variant *v, int type, int ta, int tb, int64_t m, int64_t n,
+                            int64_t k, int64_t pad, uintptr_t a_off)
+{
   static float one = 1.0f;
   gs_gemm g;
   memset(&g, 0, sizeof g);
   g.entry_name = "test";
-  g.a_type = g.b_type = g.c_type = g.d_type = v->data_type;
+  g.a_type = g.b_type = g.c_type = g.d_type = type;
   /* the BLAS entries of 16-bit data (GemmEx) give FP32 accumulation as
    * COMPUTE_32F; Sgemm gives none */
-  g.compute_type = v->data_type == CUDA_R_32F ? GS_NONE : CUBLAS_COMPUTE_32F;
+  g.compute_type = type == CUDA_R_32F ? GS_NONE : CUBLAS_COMPUTE_32F;
   g.scale_type = CUDA_R_32F;
   g.trans_a = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   g.trans_b = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -155,13 +191,17 @@ static void test_each_type_is_accepted_by_its_kernel(void **s)
     const gs_variant *v = gs_variants[i];
     int ta, tb;
     first_layout(v, &ta, &tb);
-    gs_gemm g = call_of(v, ta, tb, 4 * m_unit(v), n_of(v, 4), 4 * k_unit(v), 0, 0);
-    print_message("%s\n", v->name);
-    /* the opt-in FP32 kernel takes FP32 with compute type 32F (cuBLASLt's
-     * way) as every FP32 kernel does */
-    if (v->data_type == CUDA_R_32F) g.compute_type = CUBLAS_COMPUTE_32F;
-    assert_int_equal(gs_variant_fits_args(v, &g), GS_R_ROUTED);
-    assert_int_equal(gs_variant_fits_state(v, &g), GS_R_ROUTED);
+    int types[2];
+    int n_types = data_types_of(v, types);
+    for (int t = 0; t < n_types; t++) {
+      gs_gemm g = call_of_type(v, types[t], ta, tb, 4 * m_unit(v), n_of(v, 4), 4 * k_unit(v), 0, 0);
+      print_message("%s, data type %d\n", v->name, types[t]);
+      /* the opt-in FP32 kernel takes FP32 with compute type 32F (cuBLASLt's
+       * way) as every FP32 kernel does */
+      if (types[t] == CUDA_R_32F) g.compute_type = CUBLAS_COMPUTE_32F;
+      assert_int_equal(gs_variant_fits_args(v, &g), GS_R_ROUTED);
+      assert_int_equal(gs_variant_fits_state(v, &g), GS_R_ROUTED);
+    }
   }
 }
 
@@ -217,6 +257,10 @@ static void test_table_never_accepts_what_the_launcher_refuses(void **s)
   const uintptr_t offs[] = { 0, 4, 8, 16 };
   for (size_t i = 0; i < gs_n_variants; i++) {
     const gs_variant *v = gs_variants[i];
+    if (v->runs_cublaslt) {
+      print_message("%s: no launcher of ours (cuBLASLt checks its own calls)\n", v->name);
+      continue;
+    }
     supports_fn supports = launcher_check(v->name);
     /* n of the class; n = 1 and n = n_max where they are in it */
     const int64_t ns[] = { n_of(v, 3), 1, v->n_max };

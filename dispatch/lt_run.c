@@ -1,0 +1,170 @@
+/* The route "cublaslt": a call run by cuBLASLt with a chosen algorithm
+ * (lt_run.h). */
+#include "lt_run.h"
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <library_types.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static gs_lt_fns fns;
+static atomic_int fns_set;   /* 0 none, 2 being set, 1 set */
+
+/* The first table given is kept: the library is bound once. */
+void gs_lt_set_fns(const gs_lt_fns *f)
+{
+  int none = 0;
+  if (!atomic_compare_exchange_strong(&fns_set, &none, 2)) return;
+  fns = *f;
+  atomic_store_explicit(&fns_set, 1, memory_order_release);
+}
+
+#define OK(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) return (int)s_; } while (0)
+
+int gs_lt_algo_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_lt_algo *algo,
+                     int compute, int a_type, int b_type, int c_type, int d_type,
+                     cublasLtMatmulAlgo_t *out)
+{
+  if (algo->has_raw) {
+    memcpy(out->data, algo->raw, sizeof out->data);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  memset(out, 0, sizeof *out);
+  OK(f->algo_init(h, (cublasComputeType_t)compute, CUDA_R_32F, (cudaDataType_t)a_type,
+                  (cudaDataType_t)b_type, (cudaDataType_t)c_type, (cudaDataType_t)d_type,
+                  algo->id, out));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_TILE_ID, &algo->tile, sizeof algo->tile));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &algo->splitk, sizeof algo->splitk));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &algo->reduction,
+                 sizeof algo->reduction));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &algo->swizzle, sizeof algo->swizzle));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &algo->custom, sizeof algo->custom));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_STAGES_ID, &algo->stages, sizeof algo->stages));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &algo->inner, sizeof algo->inner));
+  OK(f->algo_set(out, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &algo->cluster,
+                 sizeof algo->cluster));
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* op(X) is rows x cols; X itself is that or its transpose. */
+static cublasStatus_t layout(const gs_lt_fns *f, cublasLtMatrixLayoutOpaque_t *l, int type,
+                             int trans, int64_t rows, int64_t cols, int64_t ld)
+{
+  uint64_t r = (uint64_t)(trans ? cols : rows), c = (uint64_t)(trans ? rows : cols);
+  return f->layout_init((cublasLtMatrixLayout_t)l, sizeof *l, (cudaDataType)type, r, c, ld);
+}
+
+int gs_lt_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_gemm *g,
+                const gs_kernel_args *a, const gs_lt_algo *algo, gs_lt_matmul *out)
+{
+  const int compute = gs_lt_compute_of(g);
+  cublasLtMatmulDesc_t desc = (cublasLtMatmulDesc_t)&out->desc;
+  OK(f->desc_init(desc, sizeof out->desc, (cublasComputeType_t)compute, CUDA_R_32F));
+  const int32_t ta = a->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t tb = a->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t pm = a->scalars_on_device ? CUBLASLT_POINTER_MODE_DEVICE : CUBLASLT_POINTER_MODE_HOST;
+  OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &pm, sizeof pm));
+  if (a->bias) {
+    const uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
+    const int32_t bias_type = g->bias_type;
+    OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &a->bias, sizeof a->bias));
+    OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type));
+  }
+  if (a->sm_limit > 0) {
+    const int32_t sms = a->sm_limit;
+    OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms));
+  }
+  OK(layout(f, &out->layout[0], g->a_type, a->trans_a, a->m, a->k, a->lda));
+  OK(layout(f, &out->layout[1], g->b_type, a->trans_b, a->k, a->n, a->ldb));
+  OK(layout(f, &out->layout[2], g->c_type, 0, a->m, a->n, a->ldc));
+  OK(layout(f, &out->layout[3], g->d_type, 0, a->m, a->n, a->ldd));
+  OK(gs_lt_algo_build(f, h, algo, compute, g->a_type, g->b_type, g->c_type, g->d_type,
+                      &out->algo));
+  out->alpha = a->scalars_on_device ? (const void *)a->alpha_dev : (const void *)&a->alpha;
+  out->beta = a->scalars_on_device ? (const void *)a->beta_dev : (const void *)&a->beta;
+  /* a BLAS call's algorithm needs none (gs_lt_algo_fits_call) */
+  out->workspace = g->is_lt ? g->workspace : NULL;
+  out->workspace_size = g->is_lt ? g->workspace_size : 0;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- the shim's handles, one per device (and context) ----------------- */
+
+#define MAX_DEVICES 64
+
+typedef struct dev_handle {
+  _Atomic(cublasLtHandle_t) h;
+  _Atomic uint64_t ctx_id;
+} dev_handle;
+
+static dev_handle handles[MAX_DEVICES];
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* NULL when the device has none and one cannot be made now. A context
+ * made again (cudaDeviceReset) gets a new handle; the old one is left. */
+static cublasLtHandle_t handle_for(const gs_kernel_args *a)
+{
+  if (a->device < 0 || a->device >= MAX_DEVICES) return NULL;
+  dev_handle *d = &handles[a->device];
+  cublasLtHandle_t h = atomic_load_explicit(&d->h, memory_order_acquire);
+  if (h && atomic_load_explicit(&d->ctx_id, memory_order_relaxed) == a->ctx_id) return h;
+  enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(a->stream, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone) {
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  pthread_mutex_lock(&handles_lock);
+  h = atomic_load_explicit(&d->h, memory_order_acquire);
+  if (!h || atomic_load_explicit(&d->ctx_id, memory_order_relaxed) != a->ctx_id) {
+    cublasLtHandle_t made = NULL;
+    if (fns.create(&made) == CUBLAS_STATUS_SUCCESS && made) {
+      atomic_store_explicit(&d->ctx_id, a->ctx_id, memory_order_relaxed);
+      atomic_store_explicit(&d->h, made, memory_order_release);
+      h = made;
+    } else {
+      h = NULL;
+    }
+  }
+  pthread_mutex_unlock(&handles_lock);
+  return h;
+}
+
+void gs_lt_forget_handles(void)
+{
+  pthread_mutex_lock(&handles_lock);
+  for (int i = 0; i < MAX_DEVICES; i++) atomic_store(&handles[i].h, NULL);
+  pthread_mutex_unlock(&handles_lock);
+}
+
+gs_kstatus gs_lt_run(const gs_gemm *g, const gs_lt_algo *algo, const gs_kernel_args *a)
+{
+  if (atomic_load_explicit(&fns_set, memory_order_acquire) != 1 || !fns.create || !fns.desc_init ||
+      !fns.desc_set || !fns.layout_init || !fns.algo_init || !fns.algo_set || !fns.matmul)
+    return GS_K_LAUNCH_FAILED;
+  cublasLtHandle_t h = handle_for(a);
+  if (!h) return GS_K_LAUNCH_FAILED;
+  gs_lt_matmul mm;
+  int st = gs_lt_build(&fns, h, g, a, algo, &mm);
+  if (st == CUBLAS_STATUS_SUCCESS)
+    st = fns.matmul(h, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, a->A,
+                    (cublasLtMatrixLayout_t)&mm.layout[0], a->B,
+                    (cublasLtMatrixLayout_t)&mm.layout[1], mm.beta, a->C,
+                    (cublasLtMatrixLayout_t)&mm.layout[2], a->D,
+                    (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace,
+                    mm.workspace_size, a->stream);
+  switch (st) {
+  case CUBLAS_STATUS_SUCCESS: return GS_K_OK;
+  /* checked before anything is enqueued */
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+  case CUBLAS_STATUS_INVALID_VALUE:
+  case CUBLAS_STATUS_ARCH_MISMATCH: return GS_K_UNSUPPORTED;
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+  case CUBLAS_STATUS_ALLOC_FAILED: return GS_K_LAUNCH_FAILED;
+  default: return GS_K_FAILED_AFTER_ENQUEUE;
+  }
+}
