@@ -83,8 +83,9 @@ int gs_lt_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_gemm *g,
   OK(layout(f, &out->layout[1], g->b_type, a->trans_b, a->k, a->n, a->ldb));
   OK(layout(f, &out->layout[2], g->c_type, 0, a->m, a->n, a->ldc));
   OK(layout(f, &out->layout[3], g->d_type, 0, a->m, a->n, a->ldd));
-  OK(gs_lt_algo_build(f, h, algo, compute, g->a_type, g->b_type, g->c_type, g->d_type,
-                      &out->algo));
+  if (algo)
+    OK(gs_lt_algo_build(f, h, algo, compute, g->a_type, g->b_type, g->c_type, g->d_type,
+                        &out->algo));
   out->alpha = a->scalars_on_device ? (const void *)a->alpha_dev : (const void *)&a->alpha;
   out->beta = a->scalars_on_device ? (const void *)a->beta_dev : (const void *)&a->beta;
   /* a BLAS call's algorithm needs none (gs_lt_algo_fits_call) */

@@ -61,7 +61,8 @@ typedef struct gs_lt_matmul {
 
 /* Build the matmul for call g with arguments a (pointers, leading
  * dimensions, scalars: the self-check and A/B mode redirect the output)
- * and algorithm algo on handle h. Returns a cublasStatus_t. */
+ * and algorithm algo on handle h (algo NULL: the descriptor and layouts
+ * only, as a heuristic query takes them). Returns a cublasStatus_t. */
 int gs_lt_build(const gs_lt_fns *fns, cublasLtHandle_t h, const gs_gemm *g,
                 const gs_kernel_args *a, const gs_lt_algo *algo, gs_lt_matmul *out);
 

@@ -470,7 +470,8 @@ static void row_line(parser *p, char **f, int n)
   }
   /* a cuBLASLt algorithm: the route cublaslt needs one, no other route has one */
   s = p->col[C_LT_ALGO] >= 0 ? FIELD(C_LT_ALGO) : "";
-  int wants_algo = r.kernel && r.kernel->runs_cublaslt;
+  /* (read without the kernel table, as the gemmshim command does: by its name) */
+  int wants_algo = r.kernel ? r.kernel->runs_cublaslt : !strcmp(r.route, GS_RT_LT_ROUTE);
   if (s[0] && strcmp(s, "-")) {
     char why[160];
     if (!wants_algo) { bad(p, "lt_algo is given, but route %s is not a cuBLASLt route", r.route); return; }

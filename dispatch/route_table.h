@@ -121,6 +121,10 @@ typedef struct gs_rt_row {
 } gs_rt_row;
 #define GS_RT_ANY INT32_MIN
 
+/* The name of the route that runs cuBLASLt's own algorithms (variants.c's
+ * gs_route_cublaslt): its rows name the algorithm in column lt_algo. */
+#define GS_RT_LT_ROUTE "cublaslt"
+
 /* Routed only at or above this ratio to cuBLAS. */
 #define GS_RT_MIN_RATIO 1.02
 

@@ -9,6 +9,7 @@
 #include "../kernels/gemm_f32_3xtf32.h"
 #include "../kernels/sgemm_simt.h"
 #include "math_rules.h"
+#include "route_table.h"
 
 /* FP32 on the CUDA cores (kernels/sgemm_simt.md). */
 const gs_variant gs_kernel_sgemm_simt = {
@@ -113,7 +114,7 @@ const gs_variant gs_kernel_decode_f16 = {
  * algorithm. The row names the algorithm; any alignment (the row's key
  * holds the alignment class it was measured with). */
 const gs_variant gs_route_cublaslt = {
-  .name = "cublaslt",
+  .name = GS_RT_LT_ROUTE,
   .cc_major = 0, .cc_minor = 0,
   .data_type = GS_NONE,   /* BF16 or FP16: types_ok says */
   .types_ok = gs_lt_route_types,

@@ -730,7 +730,7 @@ Validator,shim_version,0.1.0
 Validator,kernel_table,0123456789abcdef
 Validator,driver_version,580.159.04
 Validator,power_limit_w,700'
-TABLE_HEADER='entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio'
+TABLE_HEADER='entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo'
 
 check "tune --help"
 gs tune --help
@@ -769,9 +769,9 @@ expect_line err "gemmshim: tune: 3 calls measured, 0 kept from the table, 0 with
 expect_line err "gemmshim: tune: table $W/routes.csv, measurements $W/measurements-routes.csv"
 expect_line err "gemmshim: tune: measured with cuBLAS 13.1.0 (/fake/libcublas.so.13); a program that loads another cuBLAS will not use this table (LD_LIBRARY_PATH chooses the bench's)"
 printf '%s\n%s\n%s\n%s\n%s\n' "$VALIDATORS" "$TABLE_HEADER" \
-  'gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,cublas,10.01,1.0000' \
-  'gemm,bf16,bf16,bf16,32f,TN,-,1024,8,4096,1,16,cublas,10.01,1.0000' \
-  'gemm,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,1.1000' >"$T/expected"
+  'gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,cublas,10.01,1.0000,-' \
+  'gemm,bf16,bf16,bf16,32f,TN,-,1024,8,4096,1,16,cublas,10.01,1.0000,-' \
+  'gemm,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' >"$T/expected"
 sed 1d routes.csv >"$T/got"
 cmp -s "$T/got" "$T/expected" || bad "routes.csv (less its first, comment line) is not:
 $(cat "$T/expected")
@@ -804,7 +804,7 @@ gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o routes.csv --resume --prehe
 expect_rc 0
 expect_line err "gemmshim: tune: 1 call measured, 3 kept from the table, 0 without a row (not measured), 0 left; 1 row routed to our kernels"
 [ "$(grep -c -- '--shapes' "$FAKE_BENCH_LOG")" = 4 ] || bad "the kept calls were measured again"
-grep -qx 'gemm,bf16,bf16,bf16,32f,TN,-,2048,1,4096,1,16,cublas,10.01,1.0000' routes.csv ||
+grep -qx 'gemm,bf16,bf16,bf16,32f,TN,-,2048,1,4096,1,16,cublas,10.01,1.0000,-' routes.csv ||
   bad "routes.csv has no row for 2048x1x4096"
 [ "$(grep -c ',verdict,' measurements-routes.csv)" = 4 ] || bad "measurements-routes.csv lost the first run's rows"
 
@@ -816,17 +816,40 @@ expect_rc 0
 CACHED=$T/cache/gemmshim/routes-GPU-fake.csv
 [ -f "$CACHED" ] || bad "no $CACHED"
 [ -f "$T/cache/gemmshim/measurements-routes-GPU-fake.csv" ] || bad "no measurements beside it"
-grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,cublas,10.01,1.0000' "$CACHED" 2>/dev/null ||
+grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,cublas,10.01,1.0000,-' "$CACHED" 2>/dev/null ||
   bad "the cached table has no row for the recorded 64^3 Sgemm"
 expect_line err "gemmshim: tune: 2 calls measured, 0 kept from the table, 0 without a row (not measured), 0 left; 0 rows routed to our kernels"
 
 check "tune --fp32-tc: the opt-in kernels are candidates too"
 gs tune --bench "$FAKE_BENCH" --preheat-ms 0 --fp32-tc -o tc.csv rec-tune.csv
 expect_rc 0
-grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,kern_f32_tc,10.00,2.0000' tc.csv ||
+grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,kern_f32_tc,10.00,2.0000,-' tc.csv ||
   bad "tc.csv does not route the 64^3 Sgemm to kern_f32_tc: $(grep '^gemm,f32' tc.csv)"
 grep -q ',kern_f32_tc,' "$T/cache/gemmshim/measurements-routes-GPU-fake.csv" &&
   bad "kern_f32_tc was measured without --fp32-tc"
+
+check "tune: cuBLASLt's own algorithms are candidates, each on its own"
+printf '8192 8 8192 TN bf16\n4096 8 4096 NT bf16\n' >lt-shapes.txt
+rm -f "$FAKE_BENCH_LOG"
+genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes lt-shapes.txt -o lt.csv --preheat-ms 0
+expect_rc 0
+ALGO2='id=2;tile=20;splitk=1;reduction=0;swizzle=1;custom=0;stages=12;inner=0;cluster=0;workspace=0'
+grep -qx "gemm,bf16,bf16,bf16,32f,TN,-,8192,8,8192,1,16,cublaslt,10.00,1.0800,$ALGO2" lt.csv ||
+  bad "lt.csv does not route 8192x8x8192 to cuBLASLt's second algorithm: $(grep '^gemm' lt.csv)"
+grep -qx 'gemm,bf16,bf16,bf16,32f,NT,-,4096,8,4096,1,16,cublas,10.01,1.0000,-' lt.csv ||
+  bad "lt.csv routes 4096x8x4096 NT, where no algorithm won: $(grep '^gemm' lt.csv)"
+# per call, one bench run a pass lists and measures the algorithms; the
+# second pass measures exactly the first pass's
+[ "$(grep -c -- '--kernel cublaslt .*--dtype bf16 --lt-top 8' "$FAKE_BENCH_LOG")" = 2 ] ||
+  bad "not 2 first-pass runs of the route cublaslt: $(grep cublaslt "$FAKE_BENCH_LOG")"
+[ "$(grep -c -- '--kernel cublaslt .*--dtype bf16 --lt-algos ' "$FAKE_BENCH_LOG")" = 2 ] ||
+  bad "not 2 second-pass runs with the first pass's algorithms"
+[ "$(grep -c ',cublaslt#2,' measurements-lt.csv)" = 4 ] ||
+  bad "measurements-lt.csv has not both passes of algorithm #2 for both calls"
+grep -q "^gemm,bf16,bf16,bf16,32f,TN,-,8192,8,8192,1,16,cublaslt#2,2,measured,.*,$ALGO2\$" measurements-lt.csv ||
+  bad "measurements-lt.csv does not name the algorithm it measured"
+gs run --table lt.csv -- true
+expect_rc 0
 
 check "tune: no GPU: a clear message, no table"
 genv FAKE_BENCH_NO_GPU=1 -- tune --bench "$FAKE_BENCH" --shapes shapes.txt -o none.csv

@@ -490,8 +490,8 @@ static void test_resume_refuses_another_gpus_table(void **s)
   path_in("ranged.csv", table, sizeof table);
   char text[2048];
   snprintf(text, sizeof text, "%sentry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,"
-           "align,route,time_us,ratio\ngemm,bf16,bf16,bf16,32f,TN,-,1024-4096,8,4096,1,16,"
-           "cublas,-,1\n", validators);
+           "align,route,time_us,ratio,lt_algo\ngemm,bf16,bf16,bf16,32f,TN,-,1024-4096,8,4096,1,16,"
+           "cublas,-,1,-\n", validators);
   spit(table, text);
   assert_int_equal(run(table, &f, 0, 1, &res, err), -1);
   assert_non_null(strstr(err, "ranged.csv:10: not a row gemmshim tune writes"));
@@ -551,7 +551,7 @@ static void test_opt_in_kernels_only_when_asked(void **s)
     tn_plan_free(&p);
     assert_int_equal(f.tc_asked, asked ? 2 : 0);
     char *text = slurp(table);
-    assert_non_null(strstr(text, asked ? ",kern_tc,10.00,3.0000\n" : ",cublas,"));
+    assert_non_null(strstr(text, asked ? ",kern_tc,10.00,3.0000,-\n" : ",cublas,"));
     free(text);
   }
 }

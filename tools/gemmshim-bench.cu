@@ -64,6 +64,7 @@
  * err_vs_cublas * cuBLAS's + err_floor (the entry's bound: a result that
  * wrong is no result), or the launcher refused a call its entry takes;
  * 2 on a usage error, no CUDA GPU, or a CUDA error. */
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -88,6 +89,9 @@
 #include <vector>
 
 #include "identity.h"
+#include "lt_algo.h"
+#include "lt_run.h"
+#include "route_table.h"
 #include "variants.h"
 
 typedef __nv_bfloat16 bf16;
@@ -445,6 +449,14 @@ struct Bench {
   int sms;         /* the GPU's SM count (the read kernel's grids) */
   int self;        /* --self: "ours" is cuBLAS again (the noise of the method) */
   unsigned *sink;  /* the read kernel's never-taken store */
+  int dtype;       /* the data of the calls: the kernel's, or --dtype (cublaslt) */
+  /* the route cublaslt: the algorithm measured, the handle heuristics are
+   * asked on, and --lt-workspace-mb (the call described as a cuBLASLt call
+   * with that workspace; 0: a BLAS call, zero-workspace algorithms) */
+  const gs_lt_algo *algo;
+  cublasLtHandle_t lt;
+  void *ws;
+  size_t ws_bytes;
 };
 static const float k_one = 1.f, k_zero = 0.f;
 
@@ -453,11 +465,11 @@ static const float k_one = 1.f, k_zero = 0.f;
  * host pointer mode, the bench's SM-count target, the legacy stream. D is C
  * (a BLAS entry writes C). Math mode: see pick_math_mode. */
 static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const void *B, void *C) {
-  const bool f32 = b.v->data_type == CUDA_R_32F;
+  const bool f32 = b.dtype == CUDA_R_32F;
   gs_gemm g;
   memset(&g, 0, sizeof g);
   g.entry = GS_NONE, g.entry_name = f32 ? "cublasSgemm_v2" : "cublasGemmEx";
-  g.a_type = g.b_type = g.c_type = g.d_type = b.v->data_type;
+  g.a_type = g.b_type = g.c_type = g.d_type = b.dtype;
   g.compute_type = f32 ? GS_NONE : CUBLAS_COMPUTE_32F;
   g.algo = f32 ? GS_NONE : CUBLAS_GEMM_DEFAULT_TENSOR_OP;
   g.scale_type = g.epilogue = g.bias_type = GS_NONE;
@@ -468,6 +480,13 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
   g.alpha = &k_one, g.beta = &k_zero;
   g.state_loaded = 1, g.pointer_mode = CUBLAS_POINTER_MODE_HOST, g.stream = nullptr;
   g.math_mode = b.math_mode, g.sm_count_target = b.sm_target;
+  if (b.ws_bytes) {
+    /* --lt-workspace-mb: the same call as cublasLtMatmul describes it, with
+     * a workspace (what zero-workspace algorithms cost BLAS calls) */
+    g.is_lt = 1, g.entry_name = "cublasLtMatmul", g.algo = GS_NONE, g.math_mode = GS_NONE;
+    g.scale_type = CUDA_R_32F, g.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    g.workspace = b.ws, g.workspace_size = b.ws_bytes;
+  }
   return g;
 }
 
@@ -497,6 +516,9 @@ static gs_reason fits(const Bench &b, const gs_gemm &g, bool state) {
   gs_reason r = gs_variant_fits_args(b.v, &g);
   if (r == GS_R_ROUTED && !b.v->math_ok(&g)) r = GS_R_MATH_MODE;
   if (r == GS_R_ROUTED && state) r = gs_variant_fits_state(b.v, &g);
+  /* the route cublaslt: the algorithm as the router checks it (route.c) */
+  if (r == GS_R_ROUTED && b.v->runs_cublaslt && !gs_lt_algo_fits_call(b.algo, &g))
+    r = GS_R_LT_ALGO_UNFIT;
   return r;
 }
 
@@ -632,6 +654,11 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
       return GS_K_OK;
     }
     gs_kernel_args ka = kernel_args(b, p, a, bb, c);
+    if (v->runs_cublaslt) {
+      /* through the shim's own code: the call's matmul, built per call */
+      gs_gemm g = describe(b, p, a, bb, c);
+      return gs_lt_run(&g, b.algo, &ka);
+    }
     return v->launch(&ka);
   };
   const gs_kernel_args ka0 = kernel_args(b, p, A[0], B[0], Do);
@@ -850,10 +877,11 @@ static void list_table(FILE *f) {
     char mult[64], arch[16], nmax[24] = "-";
     snprintf(mult, sizeof mult, "%lld x %lld x %lld", (long long)v->m_mult, (long long)v->n_mult,
              (long long)v->k_mult);
-    snprintf(arch, sizeof arch, "sm_%d%d", v->cc_major, v->cc_minor);
+    if (v->cc_major) snprintf(arch, sizeof arch, "sm_%d%d", v->cc_major, v->cc_minor);
+    else snprintf(arch, sizeof arch, "any");
     if (v->n_max) snprintf(nmax, sizeof nmax, "%lld", (long long)v->n_max);
     fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-9s %-6s %gx cuBLAS + %g\n", v->name,
-            dtype_name(v->data_type), layouts_text(v->layouts).c_str(), mult, nmax,
+            v->runs_cublaslt ? "16bit" : dtype_name(v->data_type), layouts_text(v->layouts).c_str(), mult, nmax,
             v->honours_sm_target ? "yes" : "no", arch, v->err_vs_cublas, v->err_floor);
   }
 }
@@ -866,6 +894,8 @@ static void usage() {
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
           "                      [--data uniform|randn|wide] [--roofline] [--self]\n"
           "                      [--device N] [--math-mode N]\n"
+          "       gemmshim-bench --kernel cublaslt --dtype bf16|f16 --shapes FILE\n"
+          "                      (--lt-top N | --lt-algos FILE) [--lt-workspace-mb MB] ...\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
@@ -877,7 +907,15 @@ static void usage() {
           "  --list-csv: the kernel table as CSV (kernel,dtype). --identity: this\n"
           "  GPU's route-table validators as a table writes them, and its UUID.\n"
           "  --device: the CUDA device to use (0). --math-mode N: a BF16/FP16 call in\n"
-          "  cuBLAS math mode N (the handle's and the described call's).\n");
+          "  cuBLAS math mode N (the handle's and the described call's).\n"
+          "  The route cublaslt (cuBLASLt's own algorithms, run as the shim runs them):\n"
+          "  --lt-top N measures each of cuBLASLt's first N heuristic algorithms for\n"
+          "  the call, --lt-algos FILE those given (one lt_algo text a line); the CSV\n"
+          "  gains lt_rank, lt_rebuilt (1: the fields rebuild the heuristic's bytes;\n"
+          "  0: the raw bytes are kept), lt_within_bound (the error bound) and\n"
+          "  lt_algo. --lt-workspace-mb MB: the call as cublasLtMatmul with that\n"
+          "  workspace (0, the default: a BLAS call, whose route gets zero-workspace\n"
+          "  algorithms only).\n");
 }
 static int parse_int(const char *s, int lo, int *out) {
   char *end;
@@ -990,10 +1028,138 @@ static int print_identity(int device) {
   return 0;
 }
 
+/* ------------------------------------------------------- cuBLASLt routes */
+/* The functions the route cublaslt runs with, from the cuBLASLt linked
+ * here (the shim takes the same ones from the library it finds). */
+static gs_lt_fns lt_functions() {
+  gs_lt_fns f;
+  f.create = cublasLtCreate;
+  f.desc_init = cublasLtMatmulDescInit_internal;
+  f.desc_set = cublasLtMatmulDescSetAttribute;
+  f.layout_init = cublasLtMatrixLayoutInit_internal;
+  f.algo_init = cublasLtMatmulAlgoInit;
+  f.algo_set = cublasLtMatmulAlgoConfigSetAttribute;
+  f.matmul = cublasLtMatmul;
+  return f;
+}
+
+struct LtCand {
+  gs_lt_algo algo;
+  int rank;     /* in the heuristic's order, from 1; 0: given by --lt-algos */
+  int rebuilt;  /* 1: Init + the fields gave the heuristic's bytes; 0: raw bytes kept;
+                   -1: given */
+};
+
+template <typename T>
+static void get_cfg(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr,
+                    T *out) {
+  size_t written = 0;
+  CKB(cublasLtMatmulAlgoConfigGetAttribute(&a, attr, out, sizeof *out, &written));
+}
+
+/* cuBLASLt's top algorithms for the call as the shim would run it: the
+ * descriptor the route builds, the call's alignment, the workspace the
+ * route may use (none for a BLAS call), and where the math mode disallows
+ * reduced-precision reduction, no scheme that reduces in the output type.
+ * Each is written out as its fields and rebuilt from them: where the
+ * rebuilt bytes differ from the heuristic's, the raw bytes are kept. */
+static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int top) {
+  /* the bench's buffers are cudaMalloc'ed (256-byte aligned): the
+   * alignment is that of the leading dimensions, as gs_rt_key_of reckons */
+  const int es = b.dtype == CUDA_R_32F ? 4 : 2;
+  const uint32_t align = (uint32_t)gs_rt_align_of(
+      (uint64_t)p.lda * es | (uint64_t)p.ldb * es | (uint64_t)p.ldc * es | 256);
+  const void *dummy = (const void *)(uintptr_t)256;
+  gs_gemm g = describe(b, p, dummy, dummy, (void *)dummy);
+  gs_kernel_args ka = kernel_args(b, p, dummy, dummy, (void *)dummy);
+  const gs_lt_fns f = lt_functions();
+  gs_lt_matmul mm;
+  CKB((cublasStatus_t)gs_lt_build(&f, b.lt, &g, &ka, nullptr, &mm));
+  cublasLtMatmulPreference_t pref;
+  CKB(cublasLtMatmulPreferenceCreate(&pref));
+  const uint64_t ws = b.ws_bytes;
+  CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                           sizeof ws));
+  const cublasLtMatmulPreferenceAttributes_t aligns[] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  for (auto attr : aligns)
+    CKB(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align));
+  if (!g.is_lt && (g.math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) {
+    const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_MASK & ~(uint32_t)(
+        CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+    CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                             &mask, sizeof mask));
+  }
+  std::vector<cublasLtMatmulHeuristicResult_t> res(top);
+  int got = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      b.lt, (cublasLtMatmulDesc_t)&mm.desc, (cublasLtMatrixLayout_t)&mm.layout[0],
+      (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
+      (cublasLtMatrixLayout_t)&mm.layout[3], pref, top, res.data(), &got);
+  cublasLtMatmulPreferenceDestroy(pref);
+  std::vector<LtCand> out;
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    printf("# cuBLASLt has no algorithm for this call (heuristic status %d)\n", (int)st);
+    return out;
+  }
+  for (int i = 0; i < got; ++i) {
+    if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
+    const cublasLtMatmulAlgo_t &a = res[i].algo;
+    LtCand c;
+    memset(&c, 0, sizeof c);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_ID, &c.algo.id);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.algo.tile);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &c.algo.splitk);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &c.algo.reduction);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.algo.swizzle);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.algo.custom);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.algo.stages);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &c.algo.inner);
+    get_cfg(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.algo.cluster);
+    c.algo.workspace = res[i].workspaceSize;
+    cublasLtMatmulAlgo_t rebuilt;
+    int bst = gs_lt_algo_build(&f, b.lt, &c.algo, gs_lt_compute_of(&g), g.a_type, g.b_type,
+                               g.c_type, g.d_type, &rebuilt);
+    c.rebuilt = bst == CUBLAS_STATUS_SUCCESS && !memcmp(rebuilt.data, a.data, sizeof a.data);
+    if (!c.rebuilt) {
+      c.algo.has_raw = 1;
+      memcpy(c.algo.raw, a.data, sizeof a.data);
+    }
+    c.rank = i + 1;
+    out.push_back(c);
+  }
+  return out;
+}
+
+/* --lt-algos FILE: one algorithm's text form a line ('#' comments). */
+static std::vector<LtCand> read_algos(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) die("%s: %s\n", path, strerror(errno));
+  std::vector<LtCand> out;
+  char line[1024];
+  for (int ln = 1; fgets(line, sizeof line, f); ++ln) {
+    line[strcspn(line, "#\r\n")] = 0;
+    if (!line[0]) continue;
+    LtCand c;
+    memset(&c, 0, sizeof c);
+    char why[160];
+    if (gs_lt_algo_parse(line, &c.algo, why, sizeof why))
+      die("%s:%d: not a cuBLASLt algorithm: %s\n", path, ln, why);
+    c.rebuilt = -1;
+    out.push_back(c);
+  }
+  fclose(f);
+  if (out.empty()) die("%s: no algorithms\n", path);
+  return out;
+}
+
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
   int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
+  const char *dtype_arg = nullptr, *lt_algos_path = nullptr;
+  int lt_top = 0, lt_ws_mb = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -1020,6 +1186,10 @@ int main(int argc, char **argv) {
     else if (a == "--identity") do_identity = 1;
     else if (a == "--list-csv") list_csv = 1;
     else if (a == "--math-mode") next_int(0, &math_mode);
+    else if (a == "--dtype") dtype_arg = next();
+    else if (a == "--lt-top") next_int(1, &lt_top);
+    else if (a == "--lt-algos") lt_algos_path = next();
+    else if (a == "--lt-workspace-mb") next_int(0, &lt_ws_mb);
     else usage(), exit(2);
   }
   if (do_list) {
@@ -1030,9 +1200,15 @@ int main(int argc, char **argv) {
     /* opt_in: the kernel takes only calls that opted in to FP32 emulation
      * (pick_math_mode), which a plain call's log does not show */
     printf("kernel,dtype,opt_in\n");
-    for (size_t i = 0; i < gs_n_variants; ++i)
-      printf("%s,%s,%d\n", gs_variants[i]->name, dtype_csv(gs_variants[i]->data_type),
-             pick_math_mode(gs_variants[i]) != CUBLAS_DEFAULT_MATH);
+    for (size_t i = 0; i < gs_n_variants; ++i) {
+      const gs_variant *e = gs_variants[i];
+      if (e->runs_cublaslt) { /* a line per data type it takes (--dtype) */
+        printf("%s,bf16,0\n%s,f16,0\n", e->name, e->name);
+        continue;
+      }
+      printf("%s,%s,%d\n", e->name, dtype_csv(e->data_type),
+             pick_math_mode(e) != CUBLAS_DEFAULT_MATH);
+    }
     return 0;
   }
   if (do_identity) return print_identity(device);
@@ -1045,16 +1221,31 @@ int main(int argc, char **argv) {
     return 2;
   }
   const gs_variant *v = b.v;
-  const bool f32 = v->data_type == CUDA_R_32F, f16data = v->data_type == CUDA_R_16F;
-  if ((!f32 && !f16data && v->data_type != CUDA_R_16BF) || v->elem_bytes != (f32 ? 4 : 2))
+  /* the data: the kernel's own, or for the route cublaslt --dtype; and the
+   * algorithms that route measures */
+  b.dtype = v->data_type;
+  if (v->runs_cublaslt) {
+    if (!dtype_arg || (strcmp(dtype_arg, "bf16") && strcmp(dtype_arg, "f16")))
+      die("%s: --dtype bf16 or f16 names the data\n", v->name);
+    b.dtype = strcmp(dtype_arg, "bf16") ? CUDA_R_16F : CUDA_R_16BF;
+    if (!lt_top == !lt_algos_path)
+      die("%s: --lt-top N (cuBLASLt's heuristic) or --lt-algos FILE names the algorithms\n",
+          v->name);
+  } else if (dtype_arg || lt_top || lt_algos_path || lt_ws_mb) {
+    die("--dtype, --lt-top, --lt-algos and --lt-workspace-mb are for the route cublaslt\n");
+  }
+  const std::vector<LtCand> given_algos =
+      lt_algos_path ? read_algos(lt_algos_path) : std::vector<LtCand>();
+  const bool f32 = b.dtype == CUDA_R_32F, f16data = b.dtype == CUDA_R_16F;
+  if ((!f32 && !f16data && b.dtype != CUDA_R_16BF) || v->elem_bytes != (f32 ? 4 : 2))
     die("%s: data type %d (%d-byte elements): not one this bench measures\n", v->name,
-        v->data_type, v->elem_bytes);
+        b.dtype, v->elem_bytes);
   b.dist = -1;
   for (int d = 0; d < 3; ++d)
     if (!strcmp(data, dist_names[d])) b.dist = d;
   if (b.dist < 0 || (!f32 && b.dist != DIST_UNIFORM))
     die("--data %s: expected uniform, or randn or wide for an FP32 kernel (%s is %s)\n", data,
-        v->name, dtype_name(v->data_type));
+        v->name, dtype_name(b.dtype));
   if (sm_target && !v->honours_sm_target)
     die("--sm-target: %s does not honour an SM-count target (its entry says so)\n", v->name);
   b.sm_target = sm_target;
@@ -1075,7 +1266,7 @@ int main(int argc, char **argv) {
   CK(cudaFree(0)); /* make the context now, for its id */
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, b.device));
-  if (prop.major != v->cc_major || prop.minor != v->cc_minor)
+  if (v->cc_major && (prop.major != v->cc_major || prop.minor != v->cc_minor))
     die("%s is built for sm_%d%d; device %d (%s) is sm_%d%d\n", v->name, v->cc_major,
         v->cc_minor, b.device, prop.name, prop.major, prop.minor);
   if (sm_target > prop.multiProcessorCount)
@@ -1096,6 +1287,13 @@ int main(int argc, char **argv) {
   int drv = 0;
   CK(cudaDriverGetVersion(&drv));
   CKB(cublasCreate(&b.h));
+  if (v->runs_cublaslt) {
+    const gs_lt_fns lt = lt_functions();
+    gs_lt_set_fns(&lt);
+    CKB(cublasLtCreate(&b.lt));
+    b.ws_bytes = (size_t)lt_ws_mb << 20;
+    if (b.ws_bytes) CK(cudaMalloc(&b.ws, b.ws_bytes));
+  }
   CKB(cublasSetMathMode(b.h, math_mode >= 0 ? (cublasMath_t)math_mode : CUBLAS_DEFAULT_MATH));
   if (sm_target) CKB(cublasSetSmCountTarget(b.h, sm_target));
   int cv[3];
@@ -1108,7 +1306,7 @@ int main(int argc, char **argv) {
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
            "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n# sm_count_target: %d\n"
            "# data: %s\n# call: %s, math mode %d; reference: %s\n"
-           "# error bound: ours <= %g x cuBLAS + %g (vs FP64)\n%s",
+           "# error bound: ours <= %g x cuBLAS + %g (vs FP64)\n%s%s",
            prop.name, prop.multiProcessorCount, nvml.driver, drv, cv[0], cv[1], cv[2], date,
            v->name, sm_target, dist_names[b.dist], f32 ? "cublasSgemm_v2" : "cublasGemmEx",
            b.math_mode,
@@ -1116,7 +1314,12 @@ int main(int argc, char **argv) {
            : f16data ? "cublasGemmEx FP16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP"
                      : "cublasGemmEx BF16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP",
            v->err_vs_cublas, v->err_floor,
-           self ? "# self: \"ours\" is cuBLAS again (--self): the ratio's spread is the method's noise\n" : "");
+           self ? "# self: \"ours\" is cuBLAS again (--self): the ratio's spread is the method's noise\n" : "",
+           !v->runs_cublaslt ? ""
+           : b.ws_bytes ? "# ours: cuBLASLt with each algorithm (lt_algo), the call described as "
+                          "cublasLtMatmul with the workspace given (--lt-workspace-mb)\n"
+                        : "# ours: cuBLASLt with each algorithm (lt_algo), zero-workspace "
+                          "algorithms (the shim's rule for BLAS calls)\n");
   if (roofline) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len,
@@ -1137,9 +1340,10 @@ int main(int argc, char **argv) {
           "ours_us,cublas_us,samples,reps,buffer_sets",
           out);
     fputs(roofline ? ",dtype,ceiling_us,floor_us,ours_gbps,cublas_gbps,ours_pct_ceiling,"
-                     "cublas_pct_ceiling\n"
-                   : "\n",
+                     "cublas_pct_ceiling"
+                   : "",
           out);
+    fputs(v->runs_cublaslt ? ",lt_rank,lt_rebuilt,lt_within_bound,lt_algo\n" : "\n", out);
     fflush(out);
   }
   if (preheat_ms > 0) preheat(b, preheat_ms);
@@ -1151,61 +1355,82 @@ int main(int argc, char **argv) {
            "cuB GB/s", "ours %c", "cuB %c");
   printf("\n");
   int bad = 0, measured = 0;
+  size_t runs = 0;
   for (const Problem &p : shapes) {
     const char *lay = layout_name(p.ta, p.tb);
     char shape[64];
     snprintf(shape, sizeof shape, "%lld %lld %lld", (long long)p.m, (long long)p.n,
              (long long)p.k);
-    Row r;
-    gs_reason why = GS_R_ROUTED;
-    Outcome o = f32       ? bench_shape<float>(b, p, iters, warmup, r, &why)
-                : f16data ? bench_shape<f16>(b, p, iters, warmup, r, &why)
-                          : bench_shape<bf16>(b, p, iters, warmup, r, &why);
-    if (o != MEASURED) {
-      if (o == OUTSIDE)
-        printf("%-22s %-3s   outside the kernel's class: %s (not timed)\n", shape, lay,
-               gs_reason_name(why));
-      else
-        printf("%-22s %-3s   ** the launcher refused a call its table entry takes (not timed)"
-               " **\n", shape, lay), bad = 1;
-      fflush(stdout);
-      continue;
-    }
-    ++measured;
-    /* NaN on either side fails too */
-    const bool ok = r.ours_err <= v->err_vs_cublas * r.cub_err + v->err_floor;
-    char path[32] = "";
-    if (r.path >= 0) snprintf(path, sizeof path, "  path %d", r.path);
-    /* --roofline: the weight's bytes over each time, and the ceiling's
-     * share of each time */
-    const double wbytes = (double)p.m * (double)p.k * v->elem_bytes;
-    const double ours_gbps = wbytes / r.ours_us * 1e-3, cub_gbps = wbytes / r.cub_us * 1e-3;
-    const double ours_pct = r.ceil_us / r.ours_us * 100, cub_pct = r.ceil_us / r.cub_us * 100;
-    printf("%-22s %-3s %9.2f %9.2f %7.3f %10.3e %10.3e %6d %5d", shape, lay, r.ours_tf, r.cub_tf,
-           r.ratio, r.ours_err, r.cub_err, r.mhz, r.watts);
-    if (roofline)
-      printf(" %-5s %8.2f %8.2f %9.1f %9.1f %7.1f %7.1f", dtype_csv(v->data_type), r.ceil_us,
-             r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
-    printf("%s%s\n", path, ok ? "" : "  ** ERROR above the bound vs FP64 **");
-    fflush(stdout);
-    if (out) {
-      fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.5f,%.4e,%.4e,%d,%d,%.3f,%.3f,%d,%d,%d",
-              (long long)p.m, (long long)p.n, (long long)p.k, lay, r.ours_tf, r.cub_tf, r.ratio,
-              r.ours_err, r.cub_err, r.mhz, r.watts, r.ours_us, r.cub_us, r.samples, r.reps,
-              r.nsets);
+    /* what is measured on this shape: the kernel once, or the route
+     * cublaslt with each algorithm */
+    std::vector<LtCand> algos(1);
+    if (v->runs_cublaslt) algos = lt_top ? heuristic_algos(b, p, lt_top) : given_algos;
+    for (const LtCand &cand : algos) {
+      b.algo = v->runs_cublaslt ? &cand.algo : nullptr;
+      char algo_text[GS_LT_ALGO_TEXT] = "";
+      if (b.algo) gs_lt_algo_format(b.algo, algo_text);
+      ++runs;
+      Row r;
+      gs_reason why = GS_R_ROUTED;
+      Outcome o = f32       ? bench_shape<float>(b, p, iters, warmup, r, &why)
+                  : f16data ? bench_shape<f16>(b, p, iters, warmup, r, &why)
+                            : bench_shape<bf16>(b, p, iters, warmup, r, &why);
+      if (o != MEASURED) {
+        if (o == OUTSIDE)
+          printf("%-22s %-3s   outside the kernel's class: %s (not timed)%s%s\n", shape, lay,
+                 gs_reason_name(why), b.algo ? "  lt_algo " : "", algo_text);
+        else if (b.algo) /* cuBLASLt's own refusal: that algorithm is no candidate */
+          printf("%-22s %-3s   cuBLASLt refused the algorithm (not timed)  lt_algo %s\n", shape,
+                 lay, algo_text);
+        else
+          printf("%-22s %-3s   ** the launcher refused a call its table entry takes (not timed)"
+                 " **\n", shape, lay), bad = 1;
+        fflush(stdout);
+        continue;
+      }
+      ++measured;
+      /* NaN on either side fails too */
+      const bool ok = r.ours_err <= v->err_vs_cublas * r.cub_err + v->err_floor;
+      char path[32] = "";
+      if (r.path >= 0) snprintf(path, sizeof path, "  path %d", r.path);
+      /* --roofline: the weight's bytes over each time, and the ceiling's
+       * share of each time */
+      const double wbytes = (double)p.m * (double)p.k * v->elem_bytes;
+      const double ours_gbps = wbytes / r.ours_us * 1e-3, cub_gbps = wbytes / r.cub_us * 1e-3;
+      const double ours_pct = r.ceil_us / r.ours_us * 100, cub_pct = r.ceil_us / r.cub_us * 100;
+      printf("%-22s %-3s %9.2f %9.2f %7.3f %10.3e %10.3e %6d %5d", shape, lay, r.ours_tf,
+             r.cub_tf, r.ratio, r.ours_err, r.cub_err, r.mhz, r.watts);
       if (roofline)
-        fprintf(out, ",%s,%.2f,%.2f,%.1f,%.1f,%.1f,%.1f", dtype_csv(v->data_type), r.ceil_us,
-                r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
-      fputc('\n', out);
-      fflush(out);
+        printf(" %-5s %8.2f %8.2f %9.1f %9.1f %7.1f %7.1f", dtype_csv(b.dtype), r.ceil_us,
+               r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
+      if (b.algo) printf("  #%d%s %s", cand.rank, cand.rebuilt == 0 ? " raw" : "", algo_text);
+      printf("%s%s\n", path, ok ? "" : "  ** ERROR above the bound vs FP64 **");
+      fflush(stdout);
+      if (out) {
+        fprintf(out, "%lld,%lld,%lld,%s,%.3f,%.3f,%.5f,%.4e,%.4e,%d,%d,%.3f,%.3f,%d,%d,%d",
+                (long long)p.m, (long long)p.n, (long long)p.k, lay, r.ours_tf, r.cub_tf, r.ratio,
+                r.ours_err, r.cub_err, r.mhz, r.watts, r.ours_us, r.cub_us, r.samples, r.reps,
+                r.nsets);
+        if (roofline)
+          fprintf(out, ",%s,%.2f,%.2f,%.1f,%.1f,%.1f,%.1f", dtype_csv(b.dtype), r.ceil_us,
+                  r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
+        if (b.algo) fprintf(out, ",%d,%d,%d,%s", cand.rank, cand.rebuilt, (int)ok, algo_text);
+        fputc('\n', out);
+        fflush(out);
+      }
+      if (!ok) bad = 1;
     }
-    if (!ok) bad = 1;
   }
   if (out) fclose(out);
   a_pool.clear();
   if (b.sink) CK(cudaFree(b.sink));
   cublasDestroy(b.h);
-  printf("# %d of %zu shapes measured\n", measured, shapes.size());
+  if (b.lt) cublasLtDestroy(b.lt);
+  if (b.ws) CK(cudaFree(b.ws));
+  if (v->runs_cublaslt)
+    printf("# %d of %zu algorithm runs measured over %zu shapes\n", measured, runs, shapes.size());
+  else
+    printf("# %d of %zu shapes measured\n", measured, shapes.size());
   if (bad) printf("FAILED: see lines marked above\n");
   return bad ? 1 : 0;
 }

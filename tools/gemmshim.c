@@ -871,7 +871,7 @@ static int do_tune(int argc, char **argv, int i)
   tune_tty = isatty(2);
   tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
                     .budget_s = budget, .resume = resume, .opt_in = fp32_tc };
-  tn_ops ops = { .measure = tb_measure, .now = tune_now, .stop = tune_stopped,
+  tn_ops ops = { .measure = tb_measure, .measure_lt = tb_measure_lt, .now = tune_now, .stop = tune_stopped,
                  .progress = tune_progress, .ctx = &b };
   tn_run_result res;
   tune_bar(0, plan.n, -1);

@@ -259,6 +259,7 @@ void tn_decide(const tn_sample self[TN_PASSES], const tn_kernel *kernels, size_t
     if (lo >= out->threshold && lo > best) {
       best = lo;
       copy(out->route, sizeof out->route, kernels[i].name);
+      copy(out->algo, sizeof out->algo, kernels[i].algo);
       out->ratio = lo;
       out->time_us = slow;
     } else if (lo < out->threshold && lo > best_loser) {
@@ -328,7 +329,8 @@ static int row_cmp(const void *a, const void *b)
   return key_cmp(&((const row *)a)->key, &((const row *)b)->key);
 }
 
-#define TABLE_HEADER "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio"
+#define TABLE_HEADER \
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo"
 #define TABLE_NOTE                                                                          \
   "# gemmshim tune: each call timed in two passes, interleaved with cuBLAS on rotated "     \
   "inputs; a kernel routed only at max(1.02, 1 + noise) x cuBLAS or better in both, noise " \
@@ -367,18 +369,18 @@ static int write_table(const char *path, const char *validators, rows *t, char e
  * tuner writes (a range or '*' in a key field). */
 static int parse_row_key(const char *line, tn_key *k)
 {
-  char buf[1024];
+  char buf[2048];
   copy(buf, sizeof buf, line);
-  char *f[16];
+  char *f[17];
   int n = 0;
-  for (char *s = buf; n < 16;) {
+  for (char *s = buf; n < 17;) {
     f[n++] = s;
     char *c = strchr(s, ',');
     if (!c) break;
     *c = '\0';
     s = c + 1;
   }
-  if (n != 15) return -1;
+  if (n != 16) return -1;
   memset(k, 0, sizeof *k);
   copy(k->entry, sizeof k->entry, f[0]);
   copy(k->a_type, sizeof k->a_type, f[1]);
@@ -409,7 +411,7 @@ static int load_table(const char *path, const char *validators, rows *t, char er
   if (!f)
     return tn_say(err, "--resume: %s: %s%s", path, strerror(errno),
                 errno == ENOENT ? " (nothing to resume: tune without --resume)" : "");
-  char line[1024];
+  char line[2048];
   int ln = 0, rc = 0, header = 0;
   size_t n_valid = 0;
   while (!rc && fgets(line, sizeof line, f)) {
@@ -501,7 +503,7 @@ static void csv_note(const char *in, char *out, size_t len)
 
 static void csv_sample(FILE *f, const char *key, const char *cand, int pass, const tn_sample *s)
 {
-  char note[200];
+  char note[TN_ALGO_LEN + 64];
   csv_note(s->why, note, sizeof note);
   if (s->outcome == TN_MEASURED || s->outcome == TN_WRONG)
     fprintf(f, "%s,%s,%d,%s,%.2f,%.2f,%.4f,%.3e,%.3e,%d,%s\n", key, cand, pass + 1,
@@ -520,7 +522,7 @@ static void format_row(const tn_key *k, const tn_verdict *v, char *out, size_t l
   key_text(k, key, sizeof key);
   if (v->time_us > 0) snprintf(t, sizeof t, "%.2f", v->time_us);
   else copy(t, sizeof t, "-");
-  snprintf(out, len, "%s,%s,%s,%.4f", key, v->route, t, v->ratio);
+  snprintf(out, len, "%s,%s,%s,%.4f,%s", key, v->route, t, v->ratio, v->algo[0] ? v->algo : "-");
 }
 
 int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_opts *o,
@@ -552,7 +554,12 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
   size_t done = 0;
   int rc = 0, calibrated_any = 0;
   tn_sample *cand = calloc(n_kernels ? n_kernels * TN_PASSES : 1, sizeof *cand);
-  if (!cand) rc = tn_say(err, "out of memory");
+  /* the candidates the verdict weighs: the kernels, and each cuBLASLt
+   * algorithm in place of TN_LT_ROUTE */
+  tn_lt_cand (*lt)[TN_LT_MAX] = calloc(TN_PASSES, sizeof *lt);
+  tn_kernel *all = calloc(n_kernels + TN_LT_MAX, sizeof *all);
+  tn_sample *all_s = calloc((n_kernels + TN_LT_MAX) * TN_PASSES, sizeof *all_s);
+  if (!cand || !lt || !all || !all_s) rc = tn_say(err, "out of memory");
   for (size_t i = 0; i < p->n && !rc; i++) {
     const tn_key *k = &p->keys[i];
     if (rows_find(&t, k)) continue;
@@ -588,6 +595,8 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
       continue;
     }
     int stopped = 0, uncalibrated = 0;
+    size_t n_lt = 0;
+    memset(lt, 0, TN_PASSES * sizeof *lt);
     for (size_t j = 0; j < n_kernels * TN_PASSES; j++) {
       memset(&cand[j], 0, sizeof cand[j]);
       cand[j].outcome = TN_OUTSIDE;
@@ -606,6 +615,22 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
         }
         if (kernels[j].opt_in && !o->opt_in) {
           copy(s->why, sizeof s->why, "serves only calls that opted in (--fp32-tc)");
+          continue;
+        }
+        if (!strcmp(kernels[j].name, TN_LT_ROUTE)) {
+          if (ops->stop && ops->stop(ops->ctx)) {
+            stopped = 1;
+            break;
+          }
+          /* its algorithms are the candidates: the first pass's, again */
+          copy(s->why, sizeof s->why, ops->measure_lt ? "each algorithm on its own" : "not measured");
+          size_t got = 0;
+          if (!ops->measure_lt || (pass > 0 && !n_lt)) continue;
+          if (ops->measure_lt(ops->ctx, k, pass, pass ? lt[0] : NULL, pass ? n_lt : 0, lt[pass],
+                              pass ? n_lt : TN_LT_MAX, &got, err))
+            rc = -1;
+          else if (pass == 0)
+            n_lt = got < TN_LT_MAX ? got : TN_LT_MAX;
           continue;
         }
         if (pass > 0 && cand[j * TN_PASSES].outcome == TN_OUTSIDE) {
@@ -634,8 +659,32 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
                bad->why);
       break;
     }
+    size_t n_all = 0;
+    for (size_t j = 0; j < n_kernels; j++) {
+      if (!strcmp(kernels[j].name, TN_LT_ROUTE)) continue;
+      all[n_all] = kernels[j];
+      for (int pass = 0; pass < TN_PASSES; pass++)
+        all_s[n_all * TN_PASSES + pass] = cand[j * TN_PASSES + pass];
+      n_all++;
+    }
+    for (size_t i = 0; i < n_lt; i++) {
+      memset(&all[n_all], 0, sizeof all[n_all]);
+      copy(all[n_all].name, sizeof all[n_all].name, TN_LT_ROUTE);
+      copy(all[n_all].dtype, sizeof all[n_all].dtype, k->a_type);
+      copy(all[n_all].algo, sizeof all[n_all].algo, lt[0][i].algo);
+      for (int pass = 0; pass < TN_PASSES; pass++) {
+        tn_sample *d = &all_s[n_all * TN_PASSES + pass];
+        if (pass == 0 || lt[0][i].s.outcome != TN_OUTSIDE) *d = lt[pass][i].s;
+        else *d = lt[0][i].s;
+        if (pass > 0 && strcmp(lt[pass][i].algo, lt[0][i].algo)) {
+          d->outcome = TN_FAILED;   /* a measurer that lost the order: not this algorithm */
+          copy(d->why, sizeof d->why, "the second pass measured another algorithm here");
+        }
+      }
+      n_all++;
+    }
     tn_verdict v;
-    tn_decide(self, kernels, n_kernels, cand, &v);
+    tn_decide(self, all, n_all, all_s, &v);
     /* without the noise there is no verdict, and no row: a later run (or
      * --resume) measures the call again */
     const int calibrated = isfinite(v.threshold);
@@ -654,9 +703,13 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     key_text(k, key, sizeof key);
     for (int pass = 0; pass < TN_PASSES; pass++) {
       csv_sample(csv, key, "cublas_self", pass, &self[pass]);
-      for (size_t j = 0; j < n_kernels; j++)
-        if (strcmp(kernels[j].dtype, k->a_type) == 0 && (!kernels[j].opt_in || o->opt_in))
-          csv_sample(csv, key, kernels[j].name, pass, &cand[j * TN_PASSES + pass]);
+      for (size_t j = 0; j < n_all; j++)
+        if (strcmp(all[j].dtype, k->a_type) == 0 && (!all[j].opt_in || o->opt_in)) {
+          char name[TN_NAME_LEN + 16];
+          if (all[j].algo[0]) snprintf(name, sizeof name, "%s#%d", all[j].name, lt[0][j - (n_all - n_lt)].rank);
+          else copy(name, sizeof name, all[j].name);
+          csv_sample(csv, key, name, pass, &all_s[j * TN_PASSES + pass]);
+        }
     }
     char note[300];
     csv_note(v.why, note, sizeof note);
@@ -674,6 +727,9 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     }
   }
   free(cand);
+  free(lt);
+  free(all);
+  free(all_s);
   /* a run that measured nothing still leaves its table (validators, the
    * rows kept), so that --resume has one to go on with */
   if (!rc && !res->tuned && !res->stopped && !o->resume)

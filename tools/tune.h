@@ -16,6 +16,11 @@
 #define TN_ERR_LEN 512
 #define TN_NAME_LEN 64
 #define TN_PASSES 2
+/* The route that runs cuBLASLt's own algorithms: the kernel table lists it
+ * by this name, and each of its algorithms is a candidate of its own. */
+#define TN_LT_ROUTE "cublaslt"
+#define TN_LT_MAX 8          /* cuBLASLt's first 8 heuristic algorithms */
+#define TN_ALGO_LEN 320      /* an algorithm's text (GS_LT_ALGO_TEXT) */
 
 /* A call's route-table key, its fields spelled as the log and the table
  * spell them. */
@@ -43,14 +48,22 @@ typedef struct tn_sample {
   double ratio;                /* cuBLAS's time over ours */
   double ours_err, cublas_err; /* relative Frobenius error vs FP64 */
   int sm_mhz;                  /* -1 unknown */
-  char why[160];
+  char why[TN_ALGO_LEN + 64];
 } tn_sample;
 
 typedef struct tn_kernel {
   char name[TN_NAME_LEN];
   char dtype[16];              /* f32, bf16, f16: the a, b and c type it takes */
   int opt_in;                  /* serves only calls that opted in (GEMMSHIM_FP32=tc) */
+  char algo[TN_ALGO_LEN];      /* TN_LT_ROUTE's candidates: the algorithm ("" otherwise) */
 } tn_kernel;
+
+/* One cuBLASLt algorithm measured on a call in one pass. */
+typedef struct tn_lt_cand {
+  char algo[TN_ALGO_LEN];      /* its text (dispatch/lt_algo.h) */
+  int rank;                    /* in cuBLASLt's heuristic order, from 1 */
+  tn_sample s;
+} tn_lt_cand;
 
 typedef struct tn_ops {
   /* Measure kernel on k in this pass against cuBLAS; with self, cuBLAS
@@ -59,6 +72,16 @@ typedef struct tn_ops {
    * says why. */
   int (*measure)(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
                  tn_sample *out, char err[TN_ERR_LEN]);
+  /* The route TN_LT_ROUTE on k in this pass. Without given (the first
+   * pass): cuBLASLt's first max heuristic algorithms for the call, each
+   * measured against cuBLAS, into out[0 .. *n_out). With given: exactly
+   * those n_given algorithms, out[i] for given[i] (one cuBLASLt refused
+   * or that is not measured: outcome TN_WRONG or TN_OUTSIDE). Returns 0,
+   * or -1 when measuring cannot go on (err). NULL: the route is not
+   * measured. */
+  int (*measure_lt)(void *ctx, const tn_key *k, int pass, const tn_lt_cand *given,
+                    size_t n_given, tn_lt_cand *out, size_t max, size_t *n_out,
+                    char err[TN_ERR_LEN]);
   double (*now)(void *ctx);    /* seconds, any origin */
   int (*stop)(void *ctx);      /* nonzero once the user asked to stop (Ctrl-C) */
   /* after each key: done of total keys, estimated seconds left (-1:
@@ -107,6 +130,7 @@ void tn_plan_sort(tn_plan *p);
  * what a kernel had to reach in both passes, max(1.02, 1 + noise). */
 typedef struct tn_verdict {
   char route[TN_NAME_LEN];
+  char algo[TN_ALGO_LEN];      /* route TN_LT_ROUTE: the algorithm; else "" */
   double ratio;                /* the kernel's lower ratio of the two passes; 1 for cublas */
   double time_us;              /* the route's slower median of the two passes */
   double noise, threshold;
@@ -136,7 +160,9 @@ typedef struct tn_run_result {
 } tn_run_result;
 
 /* Tune every key of the plan not already in the table: for each, both
- * passes (cuBLAS against itself, then each kernel of the key's data type),
+ * passes (cuBLAS against itself, then each kernel of the key's data type,
+ * and for TN_LT_ROUTE each of cuBLASLt's algorithms: those of the first
+ * pass again in the second),
  * the verdict, then the table (validators, header, every row in the
  * table's order) written whole to a temporary file and renamed over
  * table_path, and the measurements appended to csv_path. Returns 0, or -1

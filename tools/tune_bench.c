@@ -262,12 +262,14 @@ int tb_parse_csv_row(const char *header, const char *row, tn_sample *out)
   return 0;
 }
 
-int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
-               tn_sample *out, char err[TN_ERR_LEN])
+/* One run of the bench on k's shape: kernel against cuBLAS (or cuBLAS
+ * against itself with self), in the call's math mode, extra arguments
+ * after. Its exit status in *st, its CSV's header and data rows (in
+ * csv, one a line) read back. -1 (err) when it cannot be run. */
+static int bench_run(tb_bench *b, const tn_key *k, const char *kernel, int self,
+                     char *const *extra, int *st, char header[2048], char *rows, size_t rows_len,
+                     char err[TN_ERR_LEN])
 {
-  tb_bench *b = ctx;
-  memset(out, 0, sizeof *out);
-  out->sm_mhz = -1;
   char shape[PATH_MAX + 64], csv[PATH_MAX + 64];
   tmp_path(b, "shape.txt", shape);
   tmp_path(b, "out.csv", csv);
@@ -279,7 +281,7 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
   char dev[16], iters[16], preheat[16];
   snprintf(iters, sizeof iters, "%d", b->iters);
   snprintf(preheat, sizeof preheat, "%d", b->preheat_ms);
-  char *argv[20];
+  char *argv[32];
   int n = 0;
   argv[n++] = NULL;
   argv[n++] = "--kernel";
@@ -303,28 +305,15 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
     argv[n++] = "--math-mode";
     argv[n++] = math;
   }
+  for (int i = 0; extra && extra[i] && n < 31; i++) argv[n++] = extra[i];
   argv[n] = NULL;
-  (void)pass;
-  int st = run_bench(b, argv, err);
-  if (st < 0) return -1;
-  static char text[65536], errtext[16384];
-  char line[512];
-  slurp(b, "stdout.txt", text, sizeof text);
-  slurp(b, "stderr.txt", errtext, sizeof errtext);
-  if (st >= 128) {
-    out->outcome = TN_FAILED;
-    snprintf(out->why, sizeof out->why, "the bench ended by signal %d", st - 128);
-    return 0;
-  }
-  if (st == 2 || st == 127) {
-    last_line(errtext, line, sizeof line);
-    out->outcome = TN_FAILED;
-    snprintf(out->why, sizeof out->why, "bench: %.140s", line[0] ? line : "exit status 2");
-    return 0;
-  }
-  /* the CSV: comment lines, the header, one row per shape measured */
-  static char csvtext[16384];
-  char header[2048] = "", row[2048] = "";
+  *st = run_bench(b, argv, err);
+  if (*st < 0) return -1;
+  /* the CSV: comment lines, the header, one row per measurement */
+  static char csvtext[65536];
+  header[0] = '\0';
+  rows[0] = '\0';
+  size_t used = 0;
   FILE *c = fopen(csv, "r");
   if (c) {
     size_t got = fread(csvtext, 1, sizeof csvtext - 1, c);
@@ -333,11 +322,57 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
     for (char *p = csvtext; *p;) {
       size_t l = strcspn(p, "\n");
       if (p[0] != '#' && l) {
-        if (!header[0]) snprintf(header, sizeof header, "%.*s", (int)l, p);
-        else snprintf(row, sizeof row, "%.*s", (int)l, p);
+        if (!header[0]) snprintf(header, 2048, "%.*s", (int)l, p);
+        else if (used + l + 2 < rows_len) used += (size_t)snprintf(rows + used, rows_len - used, "%.*s\n", (int)l, p);
       }
       p += l + (p[l] == '\n');
     }
+  }
+  return 0;
+}
+
+/* What a run that gave no row, or failed, means for out. 1 when said. */
+static int run_failed(tb_bench *b, int st, tn_sample *out)
+{
+  static char errtext[16384];
+  char line[512];
+  slurp(b, "stderr.txt", errtext, sizeof errtext);
+  if (st >= 128) {
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "the bench ended by signal %d", st - 128);
+    return 1;
+  }
+  if (st == 2 || st == 127) {
+    last_line(errtext, line, sizeof line);
+    out->outcome = TN_FAILED;
+    snprintf(out->why, sizeof out->why, "bench: %.140s", line[0] ? line : "exit status 2");
+    return 1;
+  }
+  return 0;
+}
+
+int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
+               tn_sample *out, char err[TN_ERR_LEN])
+{
+  tb_bench *b = ctx;
+  memset(out, 0, sizeof *out);
+  out->sm_mhz = -1;
+  (void)pass;
+  int st;
+  static char rows[16384];
+  char header[2048];
+  if (bench_run(b, k, kernel, self, NULL, &st, header, rows, sizeof rows, err)) return -1;
+  if (run_failed(b, st, out)) return 0;
+  static char text[65536], errtext[16384];
+  char line[512], row[2048];
+  slurp(b, "stdout.txt", text, sizeof text);
+  slurp(b, "stderr.txt", errtext, sizeof errtext);
+  /* the last row: one shape, one row */
+  row[0] = '\0';
+  for (char *p = rows; *p;) {
+    size_t l = strcspn(p, "\n");
+    snprintf(row, sizeof row, "%.*s", (int)l, p);
+    p += l + (p[l] == '\n');
   }
   if (!row[0]) {
     const char *o = strstr(text, "outside the kernel's class: ");
@@ -372,5 +407,107 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
     return 0;
   }
   out->outcome = TN_MEASURED;
+  return 0;
+}
+
+/* Field `name` of a row, by the header ("" when absent). */
+static void named_field(const char *header, const char *row, const char *name, char *out,
+                        size_t len)
+{
+  int c = column(header, name);
+  out[0] = '\0';
+  if (c >= 0) field(row, c, out, len);
+}
+
+int tb_measure_lt(void *ctx, const tn_key *k, int pass, const tn_lt_cand *given, size_t n_given,
+                  tn_lt_cand *out, size_t max, size_t *n_out, char err[TN_ERR_LEN])
+{
+  tb_bench *b = ctx;
+  *n_out = 0;
+  char top[16], algos[PATH_MAX + 64];
+  char *extra[8];
+  int n = 0;
+  extra[n++] = "--dtype";
+  extra[n++] = (char *)k->a_type;
+  if (given) {
+    tmp_path(b, "algos.txt", algos);
+    FILE *f = fopen(algos, "w");
+    if (!f) return tn_say(err, "cannot write %s: %s", algos, strerror(errno));
+    for (size_t i = 0; i < n_given; i++) fprintf(f, "%s\n", given[i].algo);
+    if (fclose(f)) return tn_say(err, "cannot write %s: %s", algos, strerror(errno));
+    extra[n++] = "--lt-algos";
+    extra[n++] = algos;
+  } else {
+    snprintf(top, sizeof top, "%zu", max);
+    extra[n++] = "--lt-top";
+    extra[n++] = top;
+  }
+  extra[n] = NULL;
+  (void)pass;
+  int st;
+  static char rows[65536];
+  char header[2048];
+  if (bench_run(b, k, TN_LT_ROUTE, 0, extra, &st, header, rows, sizeof rows, err)) return -1;
+  tn_sample failed;
+  memset(&failed, 0, sizeof failed);
+  if (run_failed(b, st, &failed) || (st != 0 && st != 1)) {
+    if (failed.outcome != TN_FAILED) {
+      failed.outcome = TN_FAILED;
+      snprintf(failed.why, sizeof failed.why, "the bench's exit status %d", st);
+    }
+    /* each algorithm given is not measured in this pass */
+    for (size_t i = 0; given && i < n_given; i++) {
+      out[i] = given[i];
+      out[i].s = failed;
+    }
+    *n_out = given ? n_given : 0;
+    return 0;
+  }
+  /* the rows measured, in the bench's order */
+  size_t n_rows = 0;
+  static tn_lt_cand measured[64];
+  for (char *p = rows; *p && n_rows < 64;) {
+    size_t l = strcspn(p, "\n");
+    char row[2048], f[TN_ALGO_LEN];
+    snprintf(row, sizeof row, "%.*s", (int)l, p);
+    p += l + (p[l] == '\n');
+    tn_lt_cand *c = &measured[n_rows];
+    memset(c, 0, sizeof *c);
+    named_field(header, row, "lt_algo", c->algo, sizeof c->algo);
+    named_field(header, row, "lt_rank", f, sizeof f);
+    c->rank = atoi(f);
+    named_field(header, row, "lt_within_bound", f, sizeof f);
+    if (!c->algo[0] || tb_parse_csv_row(header, row, &c->s)) {
+      c->s.outcome = TN_FAILED;
+      snprintf(c->s.why, sizeof c->s.why, "the bench's CSV row cannot be read");
+    } else if (strcmp(f, "1")) {
+      c->s.outcome = TN_WRONG;
+      snprintf(c->s.why, sizeof c->s.why, "error %.3e above its bound (cuBLAS %.3e): %s",
+               c->s.ours_err, c->s.cublas_err, c->algo);
+    } else {
+      c->s.outcome = TN_MEASURED;
+      snprintf(c->s.why, sizeof c->s.why, "%s", c->algo);
+    }
+    n_rows++;
+  }
+  if (!given) {
+    for (size_t i = 0; i < n_rows && *n_out < max; i++)
+      if (measured[i].algo[0]) out[(*n_out)++] = measured[i];
+    return 0;
+  }
+  /* the second pass: each algorithm given, found by its text */
+  for (size_t i = 0; i < n_given; i++) {
+    out[i] = given[i];
+    out[i].s.outcome = TN_WRONG;
+    out[i].s.sm_mhz = -1;
+    snprintf(out[i].s.why, sizeof out[i].s.why, "not measured in this pass (cuBLASLt refused it): %s",
+             given[i].algo);
+    for (size_t j = 0; j < n_rows; j++)
+      if (!strcmp(measured[j].algo, given[i].algo)) {
+        out[i].s = measured[j].s;
+        break;
+      }
+  }
+  *n_out = n_given;
   return 0;
 }

@@ -41,6 +41,11 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN]);
 int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
                tn_sample *out, char err[TN_ERR_LEN]);
 
+/* tn_ops.measure_lt, ctx a tb_bench: the bench's route cublaslt with
+ * --lt-top (the first pass) or --lt-algos (the second). */
+int tb_measure_lt(void *ctx, const tn_key *k, int pass, const tn_lt_cand *given, size_t n_given,
+                  tn_lt_cand *out, size_t max, size_t *n_out, char err[TN_ERR_LEN]);
+
 /* The fields of one data row of the bench's CSV (its header given), into
  * *out as measured; -1 when the row does not have them. */
 int tb_parse_csv_row(const char *header, const char *row, tn_sample *out);
