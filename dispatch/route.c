@@ -62,6 +62,7 @@ static const gs_rt_key *key_of(const gs_gemm *g, lazy_key *lk)
 static gs_reason static_checks(const gs_gemm *g, const gs_route_entry *r, lazy_key *lk)
 {
   const gs_variant *v = r->kernel;
+  if (v->runs_cublaslt && !gs_tables_name(v)) return GS_R_NOT_TUNED;
   gs_reason why = gs_variant_fits_args(v, g);
   if (why != GS_R_ROUTED) return why;
   /* an opt-in that is surely missing costs no state read */
@@ -145,6 +146,10 @@ gs_decision gs_route(gs_gemm *g)
       d.lt_algo = v->runs_cublaslt ? &row->algo : NULL;
       return d;
     }
+    /* the route cublaslt takes every 16-bit call its class holds, so where
+     * no row names it, that it was not tuned says nothing: the reason is
+     * what our kernels met */
+    if (v->runs_cublaslt && r <= GS_R_ROUTE_UNAVAILABLE) continue;
     if (r > d.reason) d.reason = r;
   }
   d.device = place.device;

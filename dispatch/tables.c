@@ -91,7 +91,37 @@ static void load_all(void)
       "", 1);
 }
 
-static void ensure_loaded(void) { pthread_once(&load_once, load_all); }
+/* The kernels some row of some table names, found once the tables are
+ * loaded. */
+static const gs_variant *named[64];
+static size_t n_named;
+
+static void find_named(void)
+{
+  for (size_t c = 0; c < n_cands; c++)
+    for (size_t i = 0; i < cands[c].t->n_rows; i++) {
+      const gs_variant *v = cands[c].t->rows[i].kernel;
+      size_t j = 0;
+      while (j < n_named && named[j] != v) j++;
+      if (v && j == n_named && n_named < sizeof named / sizeof *named) named[n_named++] = v;
+    }
+}
+
+static void load_and_find(void)
+{
+  load_all();
+  find_named();
+}
+
+static void ensure_loaded(void) { pthread_once(&load_once, load_and_find); }
+
+int gs_tables_name(const gs_variant *v)
+{
+  ensure_loaded();
+  for (size_t i = 0; i < n_named; i++)
+    if (named[i] == v) return 1;
+  return 0;
+}
 
 /* ---- verdicts, remembered per thread ---------------------------------- */
 
@@ -285,6 +315,7 @@ void gs_tables_reset(void)
   for (size_t i = 0; i < n_cands; i++) gs_rt_free(cands[i].t);
   memset(cands, 0, sizeof cands);
   n_cands = 0;
+  n_named = 0;
   user_table = 0;
   for (int d = 0; d < GS_MAX_DEVICES; d++) {
     atomic_store(&devs[d].chosen, 0);

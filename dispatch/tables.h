@@ -27,6 +27,11 @@ gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v);
 gs_reason gs_tables_decide(int device, const gs_rt_key *k, const gs_variant *v,
                            const gs_rt_row **row);
 
+/* Whether any table that may apply has a row naming v: a route that only
+ * a user's tuned table can give (cublaslt) costs a forwarded call nothing
+ * more where none does. */
+int gs_tables_name(const gs_variant *v);
+
 /* The table a device uses (NULL: none), choosing it if not yet chosen. */
 const gs_route_table *gs_tables_for_device(int device);
 

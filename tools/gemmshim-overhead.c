@@ -65,8 +65,8 @@ static long calls = 200000;
 static float one = 1.0f;
 static void *const A = (void *)0x100000, *const B = (void *)0x200000, *const C = (void *)0x300000;
 
-enum { E_SGEMM, E_GEMMEX, E_SGEMMSB, E_LT, E_COUNT };
-static const char *const names[E_COUNT] = { "cublasSgemm_v2", "cublasGemmEx",
+enum { E_SGEMM, E_GEMMEX, E_GEMMEX_BF16, E_SGEMMSB, E_LT, E_COUNT };
+static const char *const names[E_COUNT] = { "cublasSgemm_v2", "cublasGemmEx", "cublasGemmEx (bf16)",
                                             "cublasSgemmStridedBatched", "cublasLtMatmul" };
 
 static double now_ns(void)
@@ -91,6 +91,11 @@ static double time_entry(const api *f, int e)
     case E_GEMMEX:
       f->gemmex(handle, CUBLAS_OP_T, CUBLAS_OP_N, 384, 384, 384, &one, A, CUDA_R_32F, 384, B,
                 CUDA_R_32F, 384, &one, C, CUDA_R_32F, 384, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      break;
+    case E_GEMMEX_BF16: /* in the class of BF16 kernels and the route cublaslt, routed by none */
+      f->gemmex(handle, CUBLAS_OP_T, CUBLAS_OP_N, 384, 384, 384, &one, A, CUDA_R_16BF, 384, B,
+                CUDA_R_16BF, 384, &one, C, CUDA_R_16BF, 384, CUBLAS_COMPUTE_32F,
+                CUBLAS_GEMM_DEFAULT);
       break;
     case E_SGEMMSB:
       f->sgemmsb(handle, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, A, 64, 4096, B, 64, 4096,

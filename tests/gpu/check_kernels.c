@@ -884,7 +884,8 @@ static int lacking_layout_reason(const problem *p)
   g.m = p->m; g.n = p->n; g.k = p->k; g.batch = 1;
   gs_reason why = GS_R_LAYOUT;
   for (size_t i = 0; i < gs_n_variants; i++) {
-    if (gs_variants[i] == p->v) continue;
+    /* the route cublaslt's class says nothing where no row names it (route.c) */
+    if (gs_variants[i] == p->v || gs_variants[i]->runs_cublaslt) continue;
     gs_reason r = gs_variant_fits_args(gs_variants[i], &g);
     if (r == GS_R_ROUTED) return -1;
     if (r > why) why = r;
@@ -1284,6 +1285,10 @@ int main(void)
   for (size_t i = 0; i < gs_n_variants && n_runs < 64; i++) {
     const gs_variant *v = gs_variants[i];
     if (!wanted(v)) continue;
+    if (v->runs_cublaslt) {
+      printf("skip %s: cuBLASLt's own algorithms, checked by check_lt_route\n", v->name);
+      continue;
+    }
     if (v->cc_major != prop.major || v->cc_minor != prop.minor) {
       printf("skip %s: built for sm_%d%d, this GPU is sm_%d%d\n", v->name, v->cc_major,
              v->cc_minor, prop.major, prop.minor);

@@ -1,0 +1,439 @@
+/* GPU check: the route cublaslt (cuBLASLt's own algorithms, named by a
+ * route table row). Linked with the shim's objects, like check_ab: its
+ * cublasGemmEx and cublasLtMatmul calls go through the shim's wrappers,
+ * and the shim's counters say who served. For a BF16 call, one of
+ * cuBLASLt's heuristic algorithms (zero workspace, the call's alignment) is
+ * written into a route table (GEMMSHIM_TABLE) with this GPU's validators;
+ * then:
+ *   - the algorithm rebuilt from its fields is byte-equal to the
+ *     heuristic's (else the raw form is what a table must hold);
+ *   - each layout: the first call is the self-check (cuBLAS serves), later
+ *     calls are served by the route, bit for bit what the real
+ *     cublasLtMatmul gives with that algorithm (beta != 0, C read);
+ *   - device pointer mode, a captured graph, A/B mode, the raw form;
+ *   - a cublasLtMatmul call with a workspace (a row of entry lt);
+ *   - a BLAS call whose row's algorithm needs workspace forwards
+ *     (lt_algo_unfit) and gets cuBLAS's own bits.
+ * Exits 77 without a GPU. */
+#define _GNU_SOURCE
+#include <cublasLt.h>
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <library_types.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../dispatch/config.h"
+#include "../../dispatch/identity.h"
+#include "../../dispatch/lt_run.h"
+#include "../../dispatch/route.h"
+#include "../../dispatch/tables.h"
+#include "../../dispatch/tally.h"
+#include "gpu_check.h"
+
+#define M 1024
+#define N 512
+#define K 768
+
+static int failures, checks;
+
+static void verdict(const char *what, int ok)
+{
+  checks++;
+  if (!ok) failures++;
+  printf("%-4s %s\n", ok ? "ok" : "FAIL", what);
+  fflush(stdout);
+}
+
+static gemmex_fn real_gemmex;
+static ltmatmul_fn real_lt;
+static cublasLtHandle_t lt;
+static uint16_t *A, *B, *C0, *C, *R;   /* device, BF16 */
+static void *ws;                        /* a caller's workspace */
+#define WS_BYTES ((size_t)32 << 20)
+
+static uint16_t bf16_of(float f)
+{
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static void fill(uint16_t *d, size_t n, uint64_t seed)
+{
+  uint16_t *h = malloc(n * 2);
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    h[i] = bf16_of((float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0));
+  }
+  CU(cudaMemcpy(d, h, n * 2, cudaMemcpyHostToDevice));
+  free(h);
+}
+
+static int same(const uint16_t *x, const uint16_t *y)
+{
+  static uint16_t hx[M * N], hy[M * N];
+  CU(cudaMemcpy(hx, x, sizeof hx, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
+  return !memcmp(hx, hy, sizeof hx);
+}
+
+static uint64_t count(const char *route, gs_reason r) { return gs_tally_count(route, (int)r); }
+
+static gs_lt_fns fns(void)
+{
+  gs_lt_fns f = { cublasLtCreate, cublasLtMatmulDescInit_internal, cublasLtMatmulDescSetAttribute,
+                  cublasLtMatrixLayoutInit_internal, cublasLtMatmulAlgoInit,
+                  cublasLtMatmulAlgoConfigSetAttribute, real_lt };
+  return f;
+}
+
+/* The call as the shim describes a BLAS GemmEx (or, with workspace, a
+ * cublasLtMatmul) of layout ta, tb, and its arguments. */
+static void describe(int ta, int tb, int is_lt, gs_gemm *g, gs_kernel_args *a, const float *ab)
+{
+  memset(g, 0, sizeof *g);
+  g->a_type = g->b_type = g->c_type = g->d_type = CUDA_R_16BF;
+  g->compute_type = CUBLAS_COMPUTE_32F;
+  g->scale_type = CUDA_R_32F;
+  g->trans_a = ta, g->trans_b = tb;
+  g->m = M, g->n = N, g->k = K, g->batch = 1;
+  g->lda = ta ? K : M, g->ldb = tb ? N : K, g->ldc = g->ldd = M;
+  g->math_mode = CUBLAS_DEFAULT_MATH;
+  g->is_lt = is_lt;
+  g->epilogue = is_lt ? CUBLASLT_EPILOGUE_DEFAULT : GS_NONE;
+  g->workspace = is_lt ? ws : NULL;
+  g->workspace_size = is_lt ? WS_BYTES : 0;
+  memset(a, 0, sizeof *a);
+  a->m = M, a->n = N, a->k = K, a->trans_a = ta, a->trans_b = tb;
+  a->A = A, a->lda = g->lda, a->B = B, a->ldb = g->ldb;
+  a->C = R, a->ldc = M, a->D = R, a->ldd = M;
+  a->alpha = ab[0], a->beta = ab[1];
+}
+
+/* cuBLASLt's first heuristic algorithm for the call as the route builds
+ * it (zero workspace for a BLAS call; the caller's for an Lt call); the
+ * fields rebuild it byte for byte (*rebuilt) or not. */
+static gs_lt_algo heuristic(int ta, int tb, int is_lt, size_t max_ws, int *rebuilt)
+{
+  static const float ab[2] = { 1.5f, 0.5f };
+  gs_gemm g;
+  gs_kernel_args a;
+  describe(ta, tb, is_lt, &g, &a, ab);
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, NULL, &mm));
+  cublasLtMatmulPreference_t pref;
+  CB(cublasLtMatmulPreferenceCreate(&pref));
+  uint64_t w = max_ws;
+  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &w, sizeof w));
+  cublasLtMatmulHeuristicResult_t res[4];
+  int got = 0;
+  CB(cublasLtMatmulAlgoGetHeuristic(lt, (cublasLtMatmulDesc_t)&mm.desc,
+                                    (cublasLtMatrixLayout_t)&mm.layout[0],
+                                    (cublasLtMatrixLayout_t)&mm.layout[1],
+                                    (cublasLtMatrixLayout_t)&mm.layout[2],
+                                    (cublasLtMatrixLayout_t)&mm.layout[3], pref, 4, res, &got));
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (got < 1) {
+    fprintf(stderr, "check_lt_route: cuBLASLt has no algorithm for the call\n");
+    exit(1);
+  }
+  /* the last one offered: most likely not cuBLAS's own first pick */
+  const cublasLtMatmulHeuristicResult_t *r = &res[got - 1];
+  gs_lt_algo x;
+  memset(&x, 0, sizeof x);
+  size_t wr;
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &x.id, sizeof x.id, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &x.tile, sizeof x.tile, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &x.splitk, sizeof x.splitk, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &x.reduction, sizeof x.reduction, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &x.swizzle, sizeof x.swizzle, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &x.custom, sizeof x.custom, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &x.stages, sizeof x.stages, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &x.inner, sizeof x.inner, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &x.cluster, sizeof x.cluster, &wr));
+  x.workspace = r->workspaceSize;
+  cublasLtMatmulAlgo_t back;
+  *rebuilt = gs_lt_algo_build(&f, lt, &x, CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
+                              CUDA_R_16BF, CUDA_R_16BF, &back) == CUBLAS_STATUS_SUCCESS &&
+             !memcmp(back.data, r->algo.data, sizeof back.data);
+  if (!*rebuilt) {
+    x.has_raw = 1;
+    memcpy(x.raw, r->algo.data, sizeof x.raw);
+  }
+  return x;
+}
+
+/* R = what the real cublasLtMatmul gives with algo from C0 (the route's
+ * reference), host scalars. */
+static void reference(int ta, int tb, int is_lt, const gs_lt_algo *algo)
+{
+  static const float ab[2] = { 1.5f, 0.5f };
+  gs_gemm g;
+  gs_kernel_args a;
+  describe(ta, tb, is_lt, &g, &a, ab);
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CU(cudaMemcpy(R, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
+  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, algo, &mm));
+  CB(real_lt(lt, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, A,
+             (cublasLtMatrixLayout_t)&mm.layout[0], B, (cublasLtMatrixLayout_t)&mm.layout[1],
+             mm.beta, R, (cublasLtMatrixLayout_t)&mm.layout[2], R,
+             (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace, mm.workspace_size, 0));
+  CU(cudaDeviceSynchronize());
+}
+
+static cublasOperation_t op(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+/* C = 1.5 op(A) op(B) + 0.5 C0 through the shim's cublasGemmEx. */
+static void gemmex(cublasHandle_t h, int ta, int tb, const float *alpha, const float *beta,
+                   cudaStream_t s, int sync)
+{
+  CU(cudaMemcpyAsync(C, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice, s));
+  CB(cublasGemmEx(h, op(ta), op(tb), M, N, K, alpha, A, CUDA_R_16BF, ta ? K : M, B, CUDA_R_16BF,
+                  tb ? N : K, beta, C, CUDA_R_16BF, M, CUBLAS_COMPUTE_32F,
+                  CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  if (sync) CU(cudaStreamSynchronize(s));
+}
+
+static const char *const layouts[4] = { "NN", "TN", "NT", "TT" };
+
+/* The table: this GPU's validators and the rows given. */
+static void write_table(const char *path, const char *rows)
+{
+  gs_rt_identity id;
+  int dev;
+  CU(cudaGetDevice(&dev));
+  if (gs_identity_read(dev, &id)) {
+    fprintf(stderr, "check_lt_route: the device cannot be described\n");
+    exit(1);
+  }
+  int v[3];
+  cublasGetProperty(MAJOR_VERSION, &v[0]);
+  cublasGetProperty(MINOR_VERSION, &v[1]);
+  cublasGetProperty(PATCH_LEVEL, &v[2]);
+  snprintf(id.cublas_version, sizeof id.cublas_version, "%d.%d.%d", v[0], v[1], v[2]);
+  FILE *f = fopen(path, "w");
+  if (!f) { perror(path); exit(1); }
+  for (int i = 0; i < GS_V_COUNT; i++) {
+    const char *val = gs_rt_identity_value(&id, i);
+    if (val[0]) fprintf(f, "Validator,%s,%s\n", gs_rt_validator_name(i), val);
+  }
+  fprintf(f, "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,"
+             "time_us,ratio,lt_algo\n%s", rows);
+  fclose(f);
+}
+
+static void use_table(const char *path)
+{
+  setenv("GEMMSHIM_TABLE", path, 1);
+  gs_config_reload();
+  gs_tables_reset();
+}
+
+int main(void)
+{
+  int n_dev = 0;
+  if (cudaGetDeviceCount(&n_dev) != cudaSuccess || n_dev == 0) {
+    printf("SKIP: no CUDA GPU\n");
+    return 77;
+  }
+  *(void **)&real_gemmex = dlsym(RTLD_NEXT, "cublasGemmEx");
+  *(void **)&real_lt = dlsym(RTLD_NEXT, "cublasLtMatmul");
+  if (!real_gemmex || !real_lt) {
+    fprintf(stderr, "check_lt_route: the real cuBLAS is not reachable\n");
+    return 1;
+  }
+  unsetenv("GEMMSHIM_FORCE");
+  unsetenv("GEMMSHIM_AB");
+  CB(cublasLtCreate(&lt));
+  size_t big = (size_t)M * N > (size_t)M * K ? (size_t)M * N : (size_t)M * K;
+  if (big < (size_t)K * N) big = (size_t)K * N;
+  CU(cudaMalloc((void **)&A, big * 2));
+  CU(cudaMalloc((void **)&B, big * 2));
+  CU(cudaMalloc((void **)&C0, (size_t)M * N * 2));
+  CU(cudaMalloc((void **)&C, (size_t)M * N * 2));
+  CU(cudaMalloc((void **)&R, (size_t)M * N * 2));
+  CU(cudaMalloc(&ws, WS_BYTES));
+  fill(A, big, 1), fill(B, big, 2), fill(C0, (size_t)M * N, 3);
+
+  /* the algorithms: each layout's, a BLAS call's (no workspace) and a
+   * cublasLtMatmul call's (its workspace), as rows */
+  gs_lt_algo algo[4], lt_algo;
+  char rows[16384] = "", text[GS_LT_ALGO_TEXT];
+  size_t used = 0;
+  int all_rebuilt = 1;
+  for (int l = 0; l < 4; l++) {
+    int rebuilt;
+    algo[l] = heuristic(l & 1, l >> 1, 0, 0, &rebuilt);
+    all_rebuilt &= rebuilt;
+    gs_lt_algo_format(&algo[l], text);
+    printf("%s: %s%s\n", layouts[l], text, rebuilt ? "" : " (raw: the fields do not rebuild it)");
+    used += (size_t)snprintf(rows + used, sizeof rows - used,
+                             "gemm,bf16,bf16,bf16,32f,%s,-,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n",
+                             layouts[l], M, N, K, text);
+  }
+  verdict("each layout's algorithm, rebuilt from its fields, is byte-equal to the heuristic's",
+          all_rebuilt);
+  int lt_rebuilt;
+  lt_algo = heuristic(1, 0, 1, WS_BYTES, &lt_rebuilt);
+  gs_lt_algo_format(&lt_algo, text);
+  printf("cublasLtMatmul TN with a workspace: %s\n", text);
+  used += (size_t)snprintf(rows + used, sizeof rows - used,
+                           "lt,bf16,bf16,bf16,32f,TN,default,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n", M,
+                           N, K, text);
+  char path[256];
+  snprintf(path, sizeof path, "%s/gs-lt-route-%d.csv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+           (int)getpid());
+  write_table(path, rows);
+  use_table(path);
+
+  cublasHandle_t h;
+  CB(cublasCreate_v2(&h));
+  if (!gs_check_wait_loaded()) return 1;
+  static const float alpha = 1.5f, beta = 0.5f;
+
+  /* every layout: self-check first, then the route, bit for bit */
+  for (int l = 0; l < 4; l++) {
+    int ta = l & 1, tb = l >> 1;
+    reference(ta, tb, 0, &algo[l]);
+    uint64_t sc = count("cublas", GS_R_SELFCHECK), ours = count("cublaslt", GS_R_ROUTED);
+    gemmex(h, ta, tb, &alpha, &beta, 0, 1);
+    int checked = count("cublas", GS_R_SELFCHECK) == sc + 1;
+    /* the comparison is read by a later call, once the GPU has written it */
+    for (int i = 0; i < 4 && count("cublaslt", GS_R_ROUTED) == ours; i++)
+      gemmex(h, ta, tb, &alpha, &beta, 0, 1);
+    char what[160];
+    snprintf(what, sizeof what, "%s: self-checked, then served by the route, bit-equal to "
+             "cublasLtMatmul with the row's algorithm", layouts[l]);
+    verdict(what, checked && count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
+  }
+
+  /* device pointer mode */
+  {
+    float *d_ab;
+    CU(cudaMalloc((void **)&d_ab, 8));
+    CU(cudaMemcpy(d_ab, (float[2]){ alpha, beta }, 8, cudaMemcpyHostToDevice));
+    CB(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE));
+    reference(1, 0, 0, &algo[1]);
+    uint64_t ours = count("cublaslt", GS_R_ROUTED);
+    gemmex(h, 1, 0, d_ab, d_ab + 1, 0, 1);
+    verdict("device pointer mode: served by the route, bit-equal",
+            count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
+    CB(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_HOST));
+    cudaFree(d_ab);
+  }
+
+  /* a captured graph, replayed */
+  {
+    cudaStream_t s;
+    CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CB(cublasSetStream_v2(h, s));
+    reference(1, 0, 0, &algo[1]);
+    uint64_t ours = count("cublaslt", GS_R_ROUTED);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    gemmex(h, 1, 0, &alpha, &beta, s, 0);
+    CU(cudaStreamEndCapture(s, &g));
+    CU(cudaGraphInstantiate(&ge, g, 0));
+    CU(cudaMemsetAsync(C, 0, (size_t)M * N * 2, s));
+    CU(cudaGraphLaunch(ge, s));
+    CU(cudaStreamSynchronize(s));
+    verdict("a captured call: served by the route, bit-equal on replay",
+            count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
+    CB(cublasSetStream_v2(h, 0));
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(s);
+  }
+
+  /* A/B mode: the route serves, cuBLAS is measured beside it */
+  {
+    setenv("GEMMSHIM_AB", "1", 1);
+    setenv("GEMMSHIM_AB_MODE", "use", 1);
+    gs_config_reload();
+    reference(1, 0, 0, &algo[1]);
+    uint64_t compared = count("cublaslt", GS_R_AB_COMPARED);
+    gemmex(h, 1, 0, &alpha, &beta, 0, 1);
+    verdict("A/B use: the route serves, compared with cuBLAS, bit-equal",
+            count("cublaslt", GS_R_AB_COMPARED) == compared + 1 && same(C, R));
+    unsetenv("GEMMSHIM_AB");
+    unsetenv("GEMMSHIM_AB_MODE");
+    gs_config_reload();
+  }
+
+  /* a cublasLtMatmul call with its own workspace: its own row (entry lt) */
+  {
+    reference(1, 0, 1, &lt_algo);
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    CB(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const int32_t t = CUBLAS_OP_T;
+    CB(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+    CB(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, K, M, K));
+    CB(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, K, N, K));
+    CB(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, M, N, M));
+    uint64_t ours = count("cublaslt", GS_R_ROUTED);
+    for (int i = 0; i < 5 && count("cublaslt", GS_R_ROUTED) == ours; i++) {
+      CU(cudaMemcpy(C, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
+      CB(cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, NULL, ws, WS_BYTES, 0));
+      CU(cudaDeviceSynchronize());
+    }
+    verdict("cublasLtMatmul with a workspace: served by the route (after its self-check), "
+            "bit-equal with the row's algorithm",
+            count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
+    cublasLtMatrixLayoutDestroy(la);
+    cublasLtMatrixLayoutDestroy(lb);
+    cublasLtMatrixLayoutDestroy(lc);
+    cublasLtMatmulDescDestroy(desc);
+  }
+
+  /* the raw form, and a BLAS row whose algorithm needs workspace */
+  {
+    gs_lt_algo raw = algo[1], needy = algo[0];
+    cublasLtMatmulAlgo_t bytes;
+    gs_lt_fns f = fns();
+    CB((cublasStatus_t)gs_lt_algo_build(&f, lt, &raw, CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
+                                        CUDA_R_16BF, CUDA_R_16BF, &bytes));
+    raw.has_raw = 1;
+    memcpy(raw.raw, bytes.data, sizeof raw.raw);
+    needy.workspace = 1 << 20;
+    char t1[GS_LT_ALGO_TEXT], t2[GS_LT_ALGO_TEXT], rows2[2048];
+    gs_lt_algo_format(&raw, t1);
+    gs_lt_algo_format(&needy, t2);
+    snprintf(rows2, sizeof rows2,
+             "gemm,bf16,bf16,bf16,32f,TN,-,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n"
+             "gemm,bf16,bf16,bf16,32f,NN,-,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n",
+             M, N, K, t1, M, N, K, t2);
+    write_table(path, rows2);
+    use_table(path);
+    reference(1, 0, 0, &algo[1]);
+    uint64_t ours = count("cublaslt", GS_R_ROUTED);
+    gemmex(h, 1, 0, &alpha, &beta, 0, 1);
+    verdict("the raw form: served by the route, bit-equal",
+            count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
+    /* cuBLAS's own result for NN, past the shim */
+    CU(cudaMemcpy(R, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
+    CB(real_gemmex(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_16BF, M, B,
+                   CUDA_R_16BF, K, &beta, R, CUDA_R_16BF, M, CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+    uint64_t unfit = count("cublas", GS_R_LT_ALGO_UNFIT);
+    ours = count("cublaslt", GS_R_ROUTED);
+    gemmex(h, 0, 0, &alpha, &beta, 0, 1);
+    verdict("a BLAS call whose row's algorithm needs workspace: forwarded (lt_algo_unfit), "
+            "cuBLAS's own bits",
+            count("cublas", GS_R_LT_ALGO_UNFIT) == unfit + 1 &&
+                count("cublaslt", GS_R_ROUTED) == ours && same(C, R));
+  }
+
+  unlink(path);
+  cublasDestroy_v2(h);
+  printf("%s: %d of %d checks passed\n", failures ? "FAIL" : "PASS", checks - failures, checks);
+  return failures ? 1 : 0;
+}
