@@ -13,6 +13,7 @@
 
 #include "../dispatch/config.h"
 #include "../dispatch/health.h"
+#include "../dispatch/lt_algo.h"
 #include "../dispatch/route.h"
 #include "../dispatch/tables.h"
 #include "support/fake_variants.h"
@@ -666,6 +667,186 @@ static void test_unreadable_table_routes_nothing(void **s)
   assert_int_equal(route(f32_call()), GS_R_ROUTED);
 }
 
+/* ---- the route cublaslt (lt_test here): a row's algorithm --------------- */
+
+#define HEADER_LT \
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo\n"
+/* an algorithm with the given split-K, reduction scheme and workspace */
+#define ALGO(id, splitk, reduction, ws)                                                    \
+  "id=" #id ";tile=20;splitk=" #splitk ";reduction=" #reduction ";swizzle=0;custom=0;" \
+  "stages=12;inner=0;cluster=0;workspace=" #ws
+
+/* A table where lt_test serves FP16 calls of several m (n = k = 1024),
+ * each row with its own algorithm, and f32_test the FP32 NN 2048^3 call. */
+static void use_lt_table(char *path)
+{
+  write_file(path, VALIDATORS HEADER_LT
+             "gemm,f16,f16,f16,32f,NN,-,1024,1024,1024,1,16,lt_test,-,1.5," ALGO(66, 1, 0, 0) "\n"
+             "gemm,f16,f16,f16,32f,NN,-,2048,1024,1024,1,16,lt_test,-,1.5," ALGO(67, 1, 0, 1024) "\n"
+             "gemm,f16,f16,f16,32f,NN,-,3072,1024,1024,1,16,lt_test,-,1.5," ALGO(70, 4, 1, 0) "\n"
+             "gemm,f16,f16,f16,32f,NN,-,4096,1024,1024,1,16,lt_test,-,1.5," ALGO(71, 4, 4, 0) "\n"
+             "gemm,f16,f16,f16,32f,NN,-,5120,1024,1024,1,16,lt_test,-,1.5," ALGO(72, 4, 2, 0) "\n"
+             "gemm,f16,f16,f16,32f,NN,-,6144,1024,1024,1,16,lt_test,-,1.5," ALGO(73, 1, 1, 0) "\n"
+             "lt,f16,f16,f16,32f,NN,default,1024,1024,1024,1,16,lt_test,-,1.5," ALGO(68, 1, 0, 4096) "\n"
+             "lt,f16,f16,f16,32f,NN,default,3072,1024,1024,1,16,lt_test,-,1.5," ALGO(74, 4, 1, 0) "\n"
+             "lt,f16,f16,f16,32f,NN,bias,1024,1024,1024,1,16,lt_test,-,1.5," ALGO(69, 1, 0, 0) "\n"
+             "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,f32_test,-,1.5,-\n");
+  use_table(path);
+}
+
+/* cublasGemmEx, FP16 with COMPUTE_32F, NN, m x 1024 x 1024. */
+static gs_gemm f16_call(int64_t m)
+{
+  gs_gemm g = f32_call();
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16F;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.m = m;
+  g.n = g.k = 1024;
+  g.lda = g.ldc = g.ldd = m;
+  g.ldb = 1024;
+  return g;
+}
+
+/* cublasLtMatmul, the same FP16 call, D apart, with a workspace. */
+static gs_gemm f16_lt_call(int64_t m, size_t workspace_size)
+{
+  gs_gemm g = f16_call(m);
+  g.is_lt = 1;
+  g.D = (void *)0x400000;
+  g.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  g.bias_type = CUDA_R_16F;
+  g.load_state = lt_state;
+  g.workspace_size = workspace_size;
+  g.workspace = workspace_size ? (void *)0x600000 : NULL;
+  return g;
+}
+
+/* The row of the device's table for call g. */
+static const gs_rt_row *row_for(const gs_gemm *g)
+{
+  gs_rt_key k;
+  gs_rt_key_of(g, &k);
+  return gs_rt_find(gs_tables_for_device(0), &k);
+}
+
+/* A row naming the route cublaslt routes its call there, with that row's
+ * own algorithm; the verdict remembered for the next call keeps it, and
+ * other rows keep theirs. A kernel's decision has none. */
+static void test_a_cublaslt_row_routes_with_its_algorithm(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  use_lt_table(path);
+  gs_gemm g = f16_call(1024);
+  gs_decision d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &lt_variant);
+  assert_non_null(d.lt_algo);
+  assert_ptr_equal(d.lt_algo, &row_for(&g)->algo);
+  assert_int_equal(d.lt_algo->id, 66);
+  assert_int_equal(d.lt_algo->stages, 12);
+  const gs_lt_algo *first = d.lt_algo;
+  g = f16_call(1024);
+  assert_ptr_equal(gs_route(&g).lt_algo, first);   /* the remembered verdict */
+  g = f16_lt_call(1024, 1 << 20);
+  d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &lt_variant);
+  assert_int_equal(d.lt_algo->id, 68);
+  assert_ptr_equal(d.lt_algo, &row_for(&g)->algo);
+  g = f16_lt_call(1024, 0);
+  g.epilogue = CUBLASLT_EPILOGUE_BIAS;
+  g.bias = (void *)0x500000;
+  d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_int_equal(d.lt_algo->id, 69);
+  g.bias_type = CUDA_R_32F;   /* cuBLASLt's default bias is the output's type */
+  assert_int_equal(route(g), GS_R_EPILOGUE);
+  g = f16_call(1024);
+  assert_ptr_equal(gs_route(&g).lt_algo, first);
+  g = f32_call();
+  d = gs_route(&g);
+  assert_ptr_equal(d.variant, &f32_variant);
+  assert_null(d.lt_algo);
+  g = f16_call(1024);
+  g.trans_a = CUBLAS_OP_T;   /* no row: not routed, no algorithm */
+  g.lda = 1024;
+  d = gs_route(&g);
+  assert_null(d.variant);
+  assert_null(d.lt_algo);
+  /* the route's not_tuned says nothing: the reason is our kernels' (none
+   * takes FP16) */
+  assert_int_equal(d.reason, GS_R_DTYPE);
+  unlink(path);
+}
+
+/* The workspace an algorithm needs: a BLAS call gives none, a cuBLASLt
+ * call what it gives (enough is enough: equal routes). */
+static void test_lt_algo_unfit_for_the_workspace(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  use_lt_table(path);
+  assert_int_equal(route(f16_call(2048)), GS_R_LT_ALGO_UNFIT);
+  assert_int_equal(route(f16_lt_call(1024, 4095)), GS_R_LT_ALGO_UNFIT);
+  assert_int_equal(route(f16_lt_call(1024, 0)), GS_R_LT_ALGO_UNFIT);
+  assert_int_equal(route(f16_lt_call(1024, 4096)), GS_R_ROUTED);
+  assert_int_equal(route(f16_call(1024)), GS_R_ROUTED);   /* workspace 0 */
+  gs_gemm g = f16_call(2048);
+  gs_decision d = gs_route(&g);
+  assert_null(d.variant);
+  assert_null(d.lt_algo);
+  assert_string_equal(gs_reason_name(GS_R_LT_ALGO_UNFIT), "lt_algo_unfit");
+  unlink(path);
+}
+
+/* A BLAS call whose math mode disallows reduced-precision reduction gets
+ * no split-K algorithm that reduces in the output type (INPLACE,
+ * OUTPUT_TYPE); one that reduces in the compute type, or does not split,
+ * is fine. Without the bit, and for cublasLtMatmul (no math mode), all
+ * are. */
+static void test_lt_algo_unfit_for_a_math_mode_without_reduced_precision(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  use_lt_table(path);
+  state_math = CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION;
+  assert_int_equal(route(f16_call(3072)), GS_R_LT_ALGO_UNFIT);   /* split 4, INPLACE */
+  assert_int_equal(route(f16_call(4096)), GS_R_LT_ALGO_UNFIT);   /* split 4, OUTPUT_TYPE */
+  assert_int_equal(route(f16_call(5120)), GS_R_ROUTED);          /* split 4, COMPUTE_TYPE */
+  assert_int_equal(route(f16_call(6144)), GS_R_ROUTED);          /* INPLACE, no split */
+  state_math = CUBLAS_DEFAULT_MATH;
+  assert_int_equal(route(f16_call(3072)), GS_R_ROUTED);
+  assert_int_equal(route(f16_call(4096)), GS_R_ROUTED);
+  gs_gemm g = f16_lt_call(3072, 0);
+  assert_true(g.math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);  /* GS_NONE */
+  assert_int_equal(route(g), GS_R_ROUTED);
+  unlink(path);
+}
+
+/* Where no table names the route cublaslt (the built-in one does not), a
+ * call of its class is forwarded with our kernels' reason, at no cost;
+ * GEMMSHIM_FORCE, which routes a class without a table, gives it no
+ * algorithm to run either. */
+static void test_cublaslt_route_unnamed_or_forced_does_not_serve(void **s)
+{
+  (void)s;
+  const char *forces[] = { NULL, "lt_test", "1" };
+  for (int i = 0; i < 3; i++) {
+    if (forces[i]) setenv("GEMMSHIM_FORCE", forces[i], 1);
+    gs_config_reload();
+    gs_gemm g = f16_call(1024);
+    gs_decision d = gs_route(&g);
+    assert_int_equal(d.reason, GS_R_DTYPE);
+    assert_null(d.variant);
+    assert_null(d.lt_algo);
+  }
+  assert_int_equal(state_loads, 0);
+  assert_int_equal(fake_gpu.placements, 0);
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
+}
+
 static void test_reason_names(void **s)
 {
   (void)s;
@@ -705,6 +886,10 @@ int main(void)
     cmocka_unit_test_setup(test_cache_file_by_uuid, setup),
     cmocka_unit_test_setup(test_each_device_its_own_table, setup),
     cmocka_unit_test_setup(test_unreadable_table_routes_nothing, setup),
+    cmocka_unit_test_setup(test_a_cublaslt_row_routes_with_its_algorithm, setup),
+    cmocka_unit_test_setup(test_lt_algo_unfit_for_the_workspace, setup),
+    cmocka_unit_test_setup(test_lt_algo_unfit_for_a_math_mode_without_reduced_precision, setup),
+    cmocka_unit_test_setup(test_cublaslt_route_unnamed_or_forced_does_not_serve, setup),
     cmocka_unit_test_setup(test_reason_names, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,12 @@
   "Validator,shim_version," PACKAGE_VERSION "\n" \
   "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
 #define HEADER "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
+/* with the optional column of the route cublaslt's algorithm */
+#define HEADER_LT \
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo\n"
+/* a row's key up to its route, for the FP16 call the test route lt_test takes */
+#define LT_KEY(m) "gemm,f16,f16,f16,32f,TN,-," #m ",1024,4096,1,16,"
+#define ALGO_66 "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0"
 
 static char warned[8192];
 
@@ -495,6 +501,262 @@ static void test_uuid_names(void **s)
   assert_string_equal(out, "MIG-f0e9f2eb-f4ed-f6ef-f8f1-faf3fcf5fef7");
 }
 
+/* ---- the route cublaslt's algorithm (column lt_algo; lt_algo.h) --------- */
+
+static void assert_algo_equal(const gs_lt_algo *a, const gs_lt_algo *b)
+{
+  assert_int_equal(a->id, b->id);
+  assert_int_equal(a->tile, b->tile);
+  assert_int_equal(a->splitk, b->splitk);
+  assert_int_equal(a->reduction, b->reduction);
+  assert_int_equal(a->swizzle, b->swizzle);
+  assert_int_equal(a->custom, b->custom);
+  assert_int_equal(a->stages, b->stages);
+  assert_int_equal(a->inner, b->inner);
+  assert_int_equal(a->cluster, b->cluster);
+  assert_true(a->workspace == b->workspace);
+  assert_int_equal(a->has_raw, b->has_raw);
+  if (a->has_raw) assert_memory_equal(a->raw, b->raw, sizeof a->raw);
+}
+
+/* 64 distinct bytes as 128 hex digits, upper case where upper is set. */
+static void raw_text(char out[129], unsigned char bytes[64], int upper)
+{
+  for (int i = 0; i < 64; i++) {
+    bytes[i] = (unsigned char)(37 * i + 11);
+    snprintf(out + 2 * i, 3, upper ? "%02X" : "%02x", bytes[i]);
+  }
+}
+
+/* Every field lands where it belongs, the workspace in bytes, the raw
+ * bytes in memory order; a row of another route beside it has none. */
+static void test_a_cublaslt_row_holds_its_algorithm(void **s)
+{
+  (void)s;
+  char raw[129], text[4096];
+  unsigned char bytes[64];
+  raw_text(raw, bytes, 1);
+  snprintf(text, sizeof text, VALIDATORS HEADER_LT
+           LT_KEY(1024) "lt_test,12.5,1.3,id=66;tile=20;splitk=3;reduction=2;swizzle=1;custom=5;"
+                        "stages=12;inner=7;cluster=2;workspace=1048576\n"
+           LT_KEY(2048) "lt_test,-,1.2," ALGO_66 ";raw=%s\n"
+           "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,f32_test,-,1.5,-\n"
+           "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,cublas,-,1,\n", raw);
+  gs_route_table *t = parse(text);
+  assert_string_equal(warned, "");
+  assert_int_equal(t->n_bad, 0);
+  assert_int_equal(t->n_rows, 4);
+  const gs_rt_row *r = &t->rows[0];
+  assert_ptr_equal(r->kernel, &lt_variant);
+  assert_string_equal(r->route, "lt_test");
+  assert_true(gs_rt_row_routes(r));
+  assert_true(r->has_algo);
+  assert_int_equal(r->algo.id, 66);
+  assert_int_equal(r->algo.tile, 20);
+  assert_int_equal(r->algo.splitk, 3);
+  assert_int_equal(r->algo.reduction, 2);
+  assert_int_equal(r->algo.swizzle, 1);
+  assert_int_equal(r->algo.custom, 5);
+  assert_int_equal(r->algo.stages, 12);
+  assert_int_equal(r->algo.inner, 7);
+  assert_int_equal(r->algo.cluster, 2);
+  assert_true(r->algo.workspace == 1048576);
+  assert_false(r->algo.has_raw);
+  assert_true(r->time_us == 12.5 && r->ratio == 1.3);
+  r = &t->rows[1];
+  assert_true(r->has_algo);
+  assert_true(r->algo.has_raw);
+  assert_int_equal(r->algo.id, 66);
+  assert_memory_equal(r->algo.raw, bytes, 64);
+  /* found by its key like any row */
+  gs_rt_key k = key(GS_EC_GEMM, CUDA_R_16F, "TN", 2048, 1024, 4096);
+  k.compute = CUBLAS_COMPUTE_32F;
+  assert_ptr_equal(gs_rt_find(t, &k), r);
+  for (int i = 2; i < 4; i++) assert_false(t->rows[i].has_algo);
+  gs_rt_free(t);
+}
+
+/* The text form: what format writes, parse reads back to the same
+ * algorithm, the largest values and the raw bytes included. */
+static void test_lt_algo_text_round_trips(void **s)
+{
+  (void)s;
+  gs_lt_algo a, b;
+  char text[GS_LT_ALGO_TEXT], why[160];
+  memset(&a, 0, sizeof a);
+  a.id = 66; a.tile = 20; a.splitk = 1; a.stages = 12;
+  gs_lt_algo_format(&a, text);
+  assert_string_equal(text, ALGO_66);
+  assert_int_equal(gs_lt_algo_parse(text, &b, why, sizeof why), 0);
+  assert_algo_equal(&a, &b);
+
+  /* every field at the top of its range, and raw: the longest text */
+  memset(&a, 0, sizeof a);
+  a.id = INT32_MAX; a.tile = UINT32_MAX; a.splitk = INT32_MAX; a.reduction = UINT32_MAX;
+  a.swizzle = UINT32_MAX; a.custom = UINT32_MAX; a.stages = UINT32_MAX;
+  a.inner = UINT16_MAX; a.cluster = UINT16_MAX; a.workspace = UINT64_MAX;
+  a.has_raw = 1;
+  for (int i = 0; i < 64; i++) ((unsigned char *)a.raw)[i] = (unsigned char)(255 - 3 * i);
+  gs_lt_algo_format(&a, text);
+  assert_true(strlen(text) < GS_LT_ALGO_TEXT);
+  assert_non_null(strstr(text, ";raw="));
+  memset(&b, 0x5a, sizeof b);
+  assert_int_equal(gs_lt_algo_parse(text, &b, why, sizeof why), 0);
+  assert_algo_equal(&a, &b);
+
+  /* fields in any order, hex in either case */
+  char raw[129], in[512];
+  unsigned char bytes[64];
+  raw_text(raw, bytes, 0);
+  snprintf(in, sizeof in, "workspace=4096;raw=%s;cluster=1;inner=2;stages=3;custom=4;swizzle=1;"
+                          "reduction=4;splitk=2;tile=5;id=6", raw);
+  assert_int_equal(gs_lt_algo_parse(in, &b, why, sizeof why), 0);
+  assert_int_equal(b.id, 6);
+  assert_int_equal(b.splitk, 2);
+  assert_true(b.workspace == 4096);
+  assert_memory_equal(b.raw, bytes, 64);
+  gs_lt_algo_format(&b, text);
+  assert_int_equal(gs_lt_algo_parse(text, &a, why, sizeof why), 0);
+  assert_algo_equal(&a, &b);
+}
+
+/* The route cublaslt runs the row's algorithm: a row without one cannot
+ * be used, and says so, in a table with the column or without it. */
+static void test_a_cublaslt_row_without_an_algorithm_is_a_bad_line(void **s)
+{
+  (void)s;
+  gs_route_table *t = parse(VALIDATORS HEADER_LT
+                            LT_KEY(1024) "lt_test,-,1.5,-\n"      /* 8 */
+                            LT_KEY(2048) "lt_test,-,1.5,\n"       /* 9 */
+                            LT_KEY(4096) "lt_test,-,1.5," ALGO_66 "\n");
+  assert_int_equal(t->n_rows, 1);
+  assert_int_equal(t->rows[0].line, 10);
+  assert_int_equal(t->n_bad, 2);
+  assert_non_null(strstr(warned, "t.csv:8: route lt_test needs its algorithm in column lt_algo; "
+                                 "line ignored\n"));
+  assert_non_null(strstr(warned, "t.csv:9: route lt_test needs its algorithm in column lt_algo"));
+  gs_rt_free(t);
+  t = parse(VALIDATORS HEADER LT_KEY(1024) "lt_test,-,1.5\n");
+  assert_int_equal(t->n_rows, 0);
+  assert_non_null(strstr(warned, "t.csv:8: route lt_test needs its algorithm in column lt_algo"));
+  gs_rt_free(t);
+}
+
+/* An algorithm belongs to the route cublaslt only: on a kernel's row, on
+ * cublas or on a route this build lacks it is a mistake, not ignored. */
+static void test_an_algorithm_on_another_route_is_a_bad_line(void **s)
+{
+  (void)s;
+  gs_route_table *t = parse(VALIDATORS HEADER_LT
+                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,f32_test,-,1.5," ALGO_66 "\n"
+                            "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,cublas,-,1," ALGO_66 "\n"
+                            "gemm,f32,f32,f32,-,TN,-,2048,2048,2048,1,16,lt_algo:21,-,1.3," ALGO_66 "\n"
+                            "gemm,f32,f32,f32,-,TT,-,2048,2048,2048,1,16,f32_test,-,1.5,-\n");
+  assert_int_equal(t->n_rows, 1);
+  assert_int_equal(t->rows[0].line, 11);
+  assert_int_equal(t->n_bad, 3);
+  assert_non_null(strstr(warned, "t.csv:8: lt_algo is given, but route f32_test is not a cuBLASLt "
+                                 "route; line ignored\n"));
+  assert_non_null(strstr(warned, "t.csv:9: lt_algo is given, but route cublas is not"));
+  assert_non_null(strstr(warned, "t.csv:10: lt_algo is given, but route lt_algo:21 is not"));
+  gs_rt_free(t);
+}
+
+/* Each malformed algorithm is named on its line; none is half read. */
+static void test_malformed_algorithms_are_bad_lines(void **s)
+{
+  (void)s;
+  char raw[129], text[16384];
+  unsigned char bytes[64];
+  raw_text(raw, bytes, 0);
+  char raw_bad[129];
+  memcpy(raw_bad, raw, sizeof raw_bad);
+  raw_bad[77] = 'g';
+  static const struct { const char *algo, *says; } cases[] = {
+    { "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;workspace=0",
+      "lt_algo: field cluster is missing" },
+    { "tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: field id is missing" },
+    { ALGO_66 ";tile=21", "lt_algo: field tile given twice" },
+    { ALGO_66 ";colour=3", "lt_algo: unknown field 'colour'" },
+    { "id=66; tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: unknown field ' tile'" },
+    { "id=66;tile20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: 'tile20' is not name=value" },
+    { "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=70000;cluster=0;workspace=0",
+      "lt_algo: inner '70000' is not a number in the attribute's range" },
+    { "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=65536;workspace=0",
+      "lt_algo: cluster '65536' is not a number" },
+    { "id=2147483648;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: id '2147483648' is not a number" },
+    { "id=-1;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: id '-1' is not a number" },
+    { "id=66;tile=4294967296;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: tile '4294967296' is not a number" },
+    { "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;"
+      "workspace=18446744073709551616", "lt_algo: workspace '18446744073709551616' is not a number" },
+    { "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=;inner=0;cluster=0;workspace=0",
+      "lt_algo: stages '' is not a number" },
+    { "id=66;tile=20;splitk=0;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: splitk is at least 1" },
+    { "id=66;tile=0x14;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+      "lt_algo: tile '0x14' is not a number" },
+  };
+  const size_t n_cases = sizeof cases / sizeof *cases;
+  size_t len = (size_t)snprintf(text, sizeof text, "%s", VALIDATORS HEADER_LT);
+  for (size_t i = 0; i < n_cases; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "gemm,f16,f16,f16,32f,TN,-,%zu,1024,4096,1,16,lt_test,-,1.5,%s\n",
+                            i + 1, cases[i].algo);
+  /* raw: too short, too long, not hex */
+  len += (size_t)snprintf(text + len, sizeof text - len, LT_KEY(9001) "lt_test,-,1.5," ALGO_66 ";raw=%.126s\n", raw);
+  len += (size_t)snprintf(text + len, sizeof text - len, LT_KEY(9002) "lt_test,-,1.5," ALGO_66 ";raw=%s00\n", raw);
+  len += (size_t)snprintf(text + len, sizeof text - len, LT_KEY(9003) "lt_test,-,1.5," ALGO_66 ";raw=%s\n", raw_bad);
+  assert_true(len < sizeof text);
+  gs_route_table *t = parse(text);
+  assert_int_equal(t->n_rows, 0);
+  assert_int_equal(t->n_bad, n_cases + 3);
+  for (size_t i = 0; i < n_cases; i++) {
+    char want[160];
+    snprintf(want, sizeof want, "t.csv:%zu: %s", 8 + i, cases[i].says);
+    print_message("%s\n", want);
+    assert_non_null(strstr(warned, want));
+  }
+  for (size_t i = 0; i < 3; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "t.csv:%zu: lt_algo: raw '", 8 + n_cases + i);
+    assert_non_null(strstr(warned, want));
+  }
+  /* the reason is not cut off by the raw text it quotes */
+  assert_non_null(strstr(warned, "' is not 128 hex digits; line ignored\n"));
+  gs_rt_free(t);
+}
+
+/* Tables written before the column, by the tools or by hand, read as they
+ * did; the column is found by name wherever it is. */
+static void test_tables_without_the_lt_algo_column_still_parse(void **s)
+{
+  (void)s;
+  gs_route_table *t = parse(VALIDATORS HEADER
+                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,f32_test,-,1.5\n"
+                            "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,cublas,-,1\n");
+  assert_int_equal(t->n_bad, 0);
+  assert_string_equal(warned, "");
+  assert_int_equal(t->n_rows, 2);
+  assert_ptr_equal(t->rows[0].kernel, &f32_variant);
+  assert_false(t->rows[0].has_algo);
+  assert_false(t->rows[1].has_algo);
+  gs_rt_free(t);
+  t = parse(VALIDATORS "lt_algo,route,ratio,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align\n"
+            ALGO_66 ",lt_test,1.5,gemm,f16,f16,f16,32f,TN,-,1024,1024,4096,1,16\n"
+            "-,f32_test,1.5,gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16\n");
+  assert_int_equal(t->n_bad, 0);
+  assert_int_equal(t->n_rows, 2);
+  assert_true(t->rows[0].has_algo);
+  assert_int_equal(t->rows[0].algo.stages, 12);
+  assert_false(t->rows[1].has_algo);
+  gs_rt_free(t);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -512,6 +774,12 @@ int main(void)
     cmocka_unit_test(test_key_of_a_call),
     cmocka_unit_test(test_kernel_table_hash),
     cmocka_unit_test(test_load_a_file),
+    cmocka_unit_test(test_a_cublaslt_row_holds_its_algorithm),
+    cmocka_unit_test(test_lt_algo_text_round_trips),
+    cmocka_unit_test(test_a_cublaslt_row_without_an_algorithm_is_a_bad_line),
+    cmocka_unit_test(test_an_algorithm_on_another_route_is_a_bad_line),
+    cmocka_unit_test(test_malformed_algorithms_are_bad_lines),
+    cmocka_unit_test(test_tables_without_the_lt_algo_column_still_parse),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

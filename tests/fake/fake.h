@@ -71,4 +71,54 @@ typedef int (*fake_count_fn)(const char *name);
 typedef void (*fake_set_status_fn)(int status);
 typedef void (*fake_reset_fn)(void);
 
+/* The fake cuBLASLt's algorithm, in the 64 bytes of cublasLtMatmulAlgo_t:
+ * cublasLtMatmulAlgoInit writes the magic, the id and the types it was
+ * given; cublasLtMatmulAlgoConfigSetAttribute writes each configuration
+ * field at its own place and sets bit (1 << attribute) of `set`. A test
+ * reads back what a caller built. */
+#define FAKE_LT_ALGO_MAGIC 0x616c676fu
+typedef struct fake_lt_algo {
+  uint32_t magic;
+  int32_t id;
+  int32_t compute, scale, a_type, b_type, c_type, d_type;
+  uint32_t tile;
+  int32_t splitk;
+  uint32_t reduction, swizzle, custom, stages;
+  uint16_t inner, cluster;
+  uint32_t set;
+} fake_lt_algo;
+
+/* What the fake cuBLASLt's last cublasLtMatmul was given, copied while it
+ * ran (the caller's descriptors may live on its stack): the bytes of the
+ * descriptor, of the layouts A, B, C, D and of the algorithm (NULL ones
+ * left zero), and alpha/beta as read through their pointers when the
+ * descriptor says host pointer mode with FP32 scalars. Read attributes
+ * back with the fake's own getters on these bytes. Kept only once asked
+ * (fake_lt_keep_matmul(1)): the copy reads through every pointer, and
+ * other tests pass made-up ones; never while quiet. */
+typedef struct fake_lt_matmul {
+  int n;   /* cublasLtMatmul calls copied so far */
+  unsigned char desc[256];
+  unsigned char layout[4][64];
+  int has_algo;
+  unsigned char algo[64];
+  int host_scalars;
+  float alpha, beta;
+} fake_lt_matmul;
+
+/* The fake cuBLASLt's own controls, besides the common ones:
+ * fake_lt_last_matmul: the copy above; fake_lt_keep_matmul(1) starts it.
+ * fake_lt_fail: the named function (cublasLtCreate,
+ *   cublasLtMatmulDescInit_internal, cublasLtMatmulDescSetAttribute,
+ *   cublasLtMatrixLayoutInit_internal, cublasLtMatmulAlgoInit,
+ *   cublasLtMatmulAlgoConfigSetAttribute) returns `status` from now on;
+ *   NULL: none fails.
+ * fake_lt_clear: no failure, the copy forgotten and no longer kept.
+ * cublasLtCreate and cublasLtMatmulAlgoInit are counted (fake_count) but
+ * do not replace fake_last. */
+typedef const fake_lt_matmul *(*fake_lt_last_matmul_fn)(void);
+typedef void (*fake_lt_keep_matmul_fn)(int keep);
+typedef void (*fake_lt_fail_fn)(const char *name, int status);
+typedef void (*fake_lt_clear_fn)(void);
+
 #endif

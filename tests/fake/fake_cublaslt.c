@@ -1,10 +1,69 @@
 /* A fake libcublasLt: descriptors and layouts hold their attributes (with
  * the library's documented defaults) and answer the getters as the real
- * library does; cublasLtMatmul records its arguments. */
+ * library does; algorithms hold what AlgoInit and ConfigSetAttribute were
+ * given (fake.h, fake_lt_algo); cublasLtMatmul records its arguments and
+ * copies what they point to (fake_lt_matmul). */
 #include <cublasLt.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "fake_common.h"
+
+_Static_assert(sizeof(fake_lt_algo) == sizeof(cublasLtMatmulAlgo_t), "the algorithm's 64 bytes");
+_Static_assert(sizeof(((fake_lt_matmul *)0)->desc) == sizeof(cublasLtMatmulDescOpaque_t) &&
+               sizeof(((fake_lt_matmul *)0)->layout[0]) == sizeof(cublasLtMatrixLayoutOpaque_t) &&
+               sizeof(((fake_lt_matmul *)0)->algo) == sizeof(cublasLtMatmulAlgo_t),
+               "the copies are the real objects' sizes");
+
+/* A call counted (fake_count) without becoming fake_last: the shim's own
+ * handle and algorithms must not hide the call a test looks at. */
+static void count_only(const char *name)
+{
+  if (fake_quiet) return;
+  pthread_mutex_lock(&fake_lock);
+  for (int i = 0; i < 32; i++) {
+    if (!fake_counts[i].name[0]) strncpy(fake_counts[i].name, name, sizeof fake_counts[i].name - 1);
+    if (!strcmp(fake_counts[i].name, name)) {
+      fake_counts[i].count++;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&fake_lock);
+}
+
+/* fake_lt_fail: one function made to fail (set only while no other thread
+ * calls the fake). */
+static char fail_name[64];
+static int fail_status;
+
+void fake_lt_fail(const char *name, int status)
+{
+  snprintf(fail_name, sizeof fail_name, "%s", name ? name : "");
+  fail_status = status;
+}
+
+static int failing(const char *name)
+{
+  return fail_name[0] && !strcmp(fail_name, name) ? fail_status : CUBLAS_STATUS_SUCCESS;
+}
+
+static fake_lt_matmul last_matmul;
+static int keep_matmul;
+
+const fake_lt_matmul *fake_lt_last_matmul(void) { return &last_matmul; }
+
+/* Copying reads what the pointers point to: only for a test that asks,
+ * since others pass made-up pointers (the shim forwards them unread). */
+void fake_lt_keep_matmul(int keep) { keep_matmul = keep; }
+
+void fake_lt_clear(void)
+{
+  fake_lt_fail(NULL, 0);
+  keep_matmul = 0;
+  pthread_mutex_lock(&fake_lock);
+  memset(&last_matmul, 0, sizeof last_matmul);
+  pthread_mutex_unlock(&fake_lock);
+}
 
 #define N_ATTR 64
 
@@ -90,6 +149,9 @@ static void *layout_field(fake_layout *l, int attr, size_t *size)
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
+  count_only("cublasLtCreate");
+  int st = failing("cublasLtCreate");
+  if (st) return (cublasStatus_t)st;
   *h = (cublasLtHandle_t)calloc(1, 64);
   return CUBLAS_STATUS_SUCCESS;
 }
@@ -101,6 +163,8 @@ cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t d, size_t si
                                                cublasComputeType_t compute, cudaDataType_t scale)
 {
   if (size < sizeof(fake_desc)) return CUBLAS_STATUS_INVALID_VALUE;
+  int st = failing("cublasLtMatmulDescInit_internal");
+  if (st) return (cublasStatus_t)st;
   fake_desc *o = (fake_desc *)d;
   memset(o->bytes, 0, attr_offset(N_ATTR));
   set_i32(o, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute);
@@ -128,6 +192,8 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
                                               cublasLtMatmulDescAttributes_t a, const void *buf,
                                               size_t size)
 {
+  int st = failing("cublasLtMatmulDescSetAttribute");
+  if (st) return (cublasStatus_t)st;
   return set_attr((fake_desc *)d, a, buf, size);
 }
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
@@ -142,6 +208,8 @@ cublasStatus_t cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t l, size_
                                                  int64_t ld)
 {
   if (size < sizeof(cublasLtMatrixLayoutOpaque_t)) return CUBLAS_STATUS_INVALID_VALUE;
+  int st = failing("cublasLtMatrixLayoutInit_internal");
+  if (st) return (cublasStatus_t)st;
   fake_layout *o = (fake_layout *)l;
   memset(o, 0, sizeof *o);
   o->type = (uint32_t)type;
@@ -187,6 +255,92 @@ cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l,
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Init: the id and types, every field at its documented default (splitk 1,
+ * the rest 0); a handle is needed, as the real one needs it. */
+cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t lightHandle, cublasComputeType_t computeType,
+                                      cudaDataType_t scaleType, cudaDataType_t Atype,
+                                      cudaDataType_t Btype, cudaDataType_t Ctype,
+                                      cudaDataType_t Dtype, int algoId, cublasLtMatmulAlgo_t *algo)
+{
+  count_only("cublasLtMatmulAlgoInit");
+  int st = failing("cublasLtMatmulAlgoInit");
+  if (st) return (cublasStatus_t)st;
+  if (!lightHandle) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!algo) return CUBLAS_STATUS_INVALID_VALUE;
+  fake_lt_algo *o = (fake_lt_algo *)algo->data;
+  memset(o, 0, sizeof *o);
+  o->magic = FAKE_LT_ALGO_MAGIC;
+  o->id = algoId;
+  o->compute = computeType;
+  o->scale = scaleType;
+  o->a_type = Atype;
+  o->b_type = Btype;
+  o->c_type = Ctype;
+  o->d_type = Dtype;
+  o->splitk = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Each field with its documented size (ID is read-only); an algorithm
+ * AlgoInit did not make is refused, which the real library cannot tell. */
+cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmulAlgo_t *algo,
+                                                    cublasLtMatmulAlgoConfigAttributes_t attr,
+                                                    const void *buf, size_t size)
+{
+  int st = failing("cublasLtMatmulAlgoConfigSetAttribute");
+  if (st) return (cublasStatus_t)st;
+  if (!algo || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+  fake_lt_algo *o = (fake_lt_algo *)algo->data;
+  if (o->magic != FAKE_LT_ALGO_MAGIC) return CUBLAS_STATUS_INVALID_VALUE;
+  void *field;
+  size_t need;
+  switch (attr) {
+  case CUBLASLT_ALGO_CONFIG_TILE_ID: field = &o->tile; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_SPLITK_NUM: field = &o->splitk; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: field = &o->reduction; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING: field = &o->swizzle; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION: field = &o->custom; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_STAGES_ID: field = &o->stages; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID: field = &o->inner; need = 2; break;
+  case CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID: field = &o->cluster; need = 2; break;
+  default: return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (size != need) return CUBLAS_STATUS_INVALID_VALUE;
+  memcpy(field, buf, need);
+  o->set |= 1u << attr;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* The bytes of what the call points to, while it runs. */
+static void copy_matmul(cublasLtMatmulDesc_t desc, const void *alpha, const void *beta,
+                        const cublasLtMatrixLayout_t layouts[4], const cublasLtMatmulAlgo_t *algo)
+{
+  if (fake_quiet || !keep_matmul) return;
+  fake_lt_matmul m;
+  memset(&m, 0, sizeof m);
+  if (desc) {
+    memcpy(m.desc, desc, sizeof m.desc);
+    int32_t mode = -1, scale = -1;
+    get_attr((const fake_desc *)desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, 4, NULL);
+    get_attr((const fake_desc *)desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale, 4, NULL);
+    if (mode == CUBLASLT_POINTER_MODE_HOST && scale == CUDA_R_32F && alpha && beta) {
+      m.host_scalars = 1;
+      memcpy(&m.alpha, alpha, sizeof m.alpha);
+      memcpy(&m.beta, beta, sizeof m.beta);
+    }
+  }
+  for (int i = 0; i < 4; i++)
+    if (layouts[i]) memcpy(m.layout[i], layouts[i], sizeof m.layout[i]);
+  if (algo) {
+    m.has_algo = 1;
+    memcpy(m.algo, algo->data, sizeof m.algo);
+  }
+  pthread_mutex_lock(&fake_lock);
+  m.n = last_matmul.n + 1;
+  last_matmul = m;
+  pthread_mutex_unlock(&fake_lock);
+}
+
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc,
                               const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc,
                               const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
@@ -194,6 +348,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
                               cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo,
                               void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream)
 {
+  const cublasLtMatrixLayout_t layouts[4] = { Adesc, Bdesc, Cdesc, Ddesc };
+  copy_matmul(computeDesc, alpha, beta, layouts, algo);
   return FAKE_RECORD("cublasLtMatmul", lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
                      C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
 }

@@ -86,15 +86,42 @@ const gs_variant opt_in_variant = {
   .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_opt_in_variant,
 };
 
-const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant };
-const size_t gs_n_variants = 3;
+/* The route cublaslt of these tests: FP16 in and out with COMPUTE_32F,
+ * which no other test variant takes, so it changes no other test's
+ * reasons. Its math rule is the real one's (math_rules.c, not linked by
+ * every test that links this file). */
+static int lt_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_16F && g->b_type == CUDA_R_16F && g->c_type == CUDA_R_16F &&
+         g->d_type == CUDA_R_16F && g->compute_type == CUBLAS_COMPUTE_32F;
+}
+
+static int lt_math(const gs_gemm *g)
+{
+  if (g->is_lt) return g->scale_type == CUDA_R_32F;
+  return (g->math_mode & 0xf) == CUBLAS_DEFAULT_MATH;
+}
+
+const gs_variant lt_variant = {
+  .name = "lt_test", .cc_major = 0, .cc_minor = 0,
+  .types_ok = lt_types, .math_ok = lt_math,
+  .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = GS_NONE,
+  .elem_bytes = 2, .align_bytes = 2, .m_mult = 1, .n_mult = 1, .k_mult = 1,
+  .data_type = GS_NONE, .honours_sm_target = 1, .selfcheck_tol = 1e-2,
+  .runs_cublaslt = 1,
+};
+
+const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant,
+                                          &lt_variant };
+const size_t gs_n_variants = 4;
 
 const gs_route_entry gs_routes[] = {
   { .kernel = &opt_in_variant, .opted_in = opted_in },
   { .kernel = &f32_variant },
   { .kernel = &bf16_variant },
+  { .kernel = &lt_variant },
 };
-const size_t gs_n_routes = 3;
+const size_t gs_n_routes = 4;
 
 /* The built-in table of these tests: f32_test wins on NN and TN with m, n
  * and k in 1024..8192, the other two everywhere in their class. Its

@@ -20,7 +20,7 @@ extern fake_gpu_t fake_gpu;
  * it return NULL. */
 extern gs_rt_identity fake_identity;
 /* gs_rt_kernel_table_hash of these variants (a test checks it). */
-#define FAKE_KERNEL_TABLE "00998d93b1ed2e91"
+#define FAKE_KERNEL_TABLE "5b5d15a7ebbab623"
 extern int fake_identity_known;
 
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
@@ -34,6 +34,13 @@ extern const gs_variant f32_variant, bf16_variant;
  * -1 "not known before load_state" and fake_opted_in_later after it. */
 extern const gs_variant opt_in_variant;
 extern int fake_opted_in, fake_opted_in_later;
+
+/* lt_variant ("lt_test"): the route cublaslt (runs_cublaslt: a row names
+ * its algorithm in column lt_algo; no launcher) for FP16 in and out with
+ * COMPUTE_32F, all layouts, DEFAULT and BIAS (bias of the output's type),
+ * any size, 2-byte alignment, any GPU. The built-in table has no row for
+ * it: only a test's own table routes to it. */
+extern const gs_variant lt_variant;
 
 /* What the variants' launchers do: NULL (the default) refuses every launch
  * (GS_K_UNSUPPORTED); a test that runs kernels sets its own. */
