@@ -7,6 +7,7 @@
 #include <library_types.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 static gs_lt_fns fns;
@@ -98,12 +99,15 @@ int gs_lt_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_gemm *g,
 
 #define MAX_DEVICES 64
 
+/* A handle and the context it was made on, published together (one
+ * pointer): a reader never pairs one context's handle with another's
+ * identity. Records are never freed (a context made again is rare). */
 typedef struct dev_handle {
-  _Atomic(cublasLtHandle_t) h;
-  _Atomic uint64_t ctx_id;
+  cublasLtHandle_t h;
+  uint64_t ctx_id;
 } dev_handle;
 
-static dev_handle handles[MAX_DEVICES];
+static _Atomic(dev_handle *) handles[MAX_DEVICES];
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* NULL when the device has none and one cannot be made now. A context
@@ -111,24 +115,26 @@ static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 static cublasLtHandle_t handle_for(const gs_kernel_args *a)
 {
   if (a->device < 0 || a->device >= MAX_DEVICES) return NULL;
-  dev_handle *d = &handles[a->device];
-  cublasLtHandle_t h = atomic_load_explicit(&d->h, memory_order_acquire);
-  if (h && atomic_load_explicit(&d->ctx_id, memory_order_relaxed) == a->ctx_id) return h;
+  const dev_handle *d = atomic_load_explicit(&handles[a->device], memory_order_acquire);
+  if (d && d->ctx_id == a->ctx_id) return d->h;
   enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
   if (cudaStreamIsCapturing(a->stream, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone) {
     (void)cudaGetLastError();
     return NULL;
   }
   pthread_mutex_lock(&handles_lock);
-  h = atomic_load_explicit(&d->h, memory_order_acquire);
-  if (!h || atomic_load_explicit(&d->ctx_id, memory_order_relaxed) != a->ctx_id) {
-    cublasLtHandle_t made = NULL;
-    if (fns.create(&made) == CUBLAS_STATUS_SUCCESS && made) {
-      atomic_store_explicit(&d->ctx_id, a->ctx_id, memory_order_relaxed);
-      atomic_store_explicit(&d->h, made, memory_order_release);
-      h = made;
+  cublasLtHandle_t h = NULL;
+  d = atomic_load_explicit(&handles[a->device], memory_order_acquire);
+  if (d && d->ctx_id == a->ctx_id) {
+    h = d->h;
+  } else {
+    dev_handle *made = malloc(sizeof *made);
+    if (made && fns.create(&made->h) == CUBLAS_STATUS_SUCCESS && made->h) {
+      made->ctx_id = a->ctx_id;
+      atomic_store_explicit(&handles[a->device], made, memory_order_release);
+      h = made->h;
     } else {
-      h = NULL;
+      free(made);
     }
   }
   pthread_mutex_unlock(&handles_lock);
@@ -138,8 +144,15 @@ static cublasLtHandle_t handle_for(const gs_kernel_args *a)
 void gs_lt_forget_handles(void)
 {
   pthread_mutex_lock(&handles_lock);
-  for (int i = 0; i < MAX_DEVICES; i++) atomic_store(&handles[i].h, NULL);
+  for (int i = 0; i < MAX_DEVICES; i++) atomic_store(&handles[i], NULL);
   pthread_mutex_unlock(&handles_lock);
+}
+
+/* cuBLASLt's refusals of a call, made before anything is enqueued. */
+static int refused(int st)
+{
+  return st == CUBLAS_STATUS_NOT_SUPPORTED || st == CUBLAS_STATUS_INVALID_VALUE ||
+         st == CUBLAS_STATUS_ARCH_MISMATCH;
 }
 
 gs_kstatus gs_lt_run(const gs_gemm *g, const gs_lt_algo *algo, const gs_kernel_args *a)
@@ -151,21 +164,17 @@ gs_kstatus gs_lt_run(const gs_gemm *g, const gs_lt_algo *algo, const gs_kernel_a
   if (!h) return GS_K_LAUNCH_FAILED;
   gs_lt_matmul mm;
   int st = gs_lt_build(&fns, h, g, a, algo, &mm);
-  if (st == CUBLAS_STATUS_SUCCESS)
-    st = fns.matmul(h, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, a->A,
-                    (cublasLtMatrixLayout_t)&mm.layout[0], a->B,
-                    (cublasLtMatrixLayout_t)&mm.layout[1], mm.beta, a->C,
-                    (cublasLtMatrixLayout_t)&mm.layout[2], a->D,
-                    (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace,
-                    mm.workspace_size, a->stream);
-  switch (st) {
-  case CUBLAS_STATUS_SUCCESS: return GS_K_OK;
-  /* checked before anything is enqueued */
-  case CUBLAS_STATUS_NOT_SUPPORTED:
-  case CUBLAS_STATUS_INVALID_VALUE:
-  case CUBLAS_STATUS_ARCH_MISMATCH: return GS_K_UNSUPPORTED;
-  case CUBLAS_STATUS_NOT_INITIALIZED:
-  case CUBLAS_STATUS_ALLOC_FAILED: return GS_K_LAUNCH_FAILED;
-  default: return GS_K_FAILED_AFTER_ENQUEUE;
-  }
+  if (st != CUBLAS_STATUS_SUCCESS) /* nothing ran: cuBLAS may serve the call */
+    return refused(st) ? GS_K_UNSUPPORTED : GS_K_LAUNCH_FAILED;
+  st = fns.matmul(h, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, a->A,
+                  (cublasLtMatrixLayout_t)&mm.layout[0], a->B,
+                  (cublasLtMatrixLayout_t)&mm.layout[1], mm.beta, a->C,
+                  (cublasLtMatrixLayout_t)&mm.layout[2], a->D,
+                  (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace,
+                  mm.workspace_size, a->stream);
+  if (st == CUBLAS_STATUS_SUCCESS) return GS_K_OK;
+  if (refused(st)) return GS_K_UNSUPPORTED;
+  if (st == CUBLAS_STATUS_NOT_INITIALIZED || st == CUBLAS_STATUS_ALLOC_FAILED)
+    return GS_K_LAUNCH_FAILED;
+  return GS_K_FAILED_AFTER_ENQUEUE;   /* it may have written D */
 }

@@ -36,11 +36,13 @@ int gs_args_invalid(const gs_gemm *g)
 }
 
 /* GEMMSHIM_FORCE: every kernel (1), or the one it names, serves its whole
- * class, measured win or not (validation). */
+ * class, measured win or not (validation). Not the route cublaslt: only a
+ * table row can name its algorithm, so its rows decide, forced or not. */
 static int forced(const gs_variant *v)
 {
   const gs_config_t *cfg = gs_config();
-  return cfg->force && (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name));
+  return cfg->force && !v->runs_cublaslt &&
+         (!cfg->force_kernel[0] || !strcmp(cfg->force_kernel, v->name));
 }
 
 /* The call's route-table key, made once, when a kernel's class first
@@ -131,7 +133,7 @@ gs_decision gs_route(gs_gemm *g)
       if (forced(v)) (void)gs_tables_for_device(place.device);
       else r = gs_tables_decide(place.device, key_of(g, &lk), v, &row);
     }
-    /* a cuBLASLt route runs its row's algorithm: forced, it has none */
+    /* a cuBLASLt route runs its row's algorithm */
     if (r == GS_R_ROUTED && v->runs_cublaslt) {
       if (!row || !row->has_algo) r = GS_R_ROUTE_UNAVAILABLE;
       else if (!gs_lt_algo_fits_call(&row->algo, g)) r = GS_R_LT_ALGO_UNFIT;

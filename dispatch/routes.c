@@ -47,7 +47,7 @@ const char gs_default_routes[] =
   "Validator,sm_count,132\n"
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version,0.1.0\n"
-  "Validator,kernel_table,edaaac5ee6c68138\n"
+  "Validator,kernel_table,b83c999b4f14d260\n"
   "Validator,driver_version,580.159.04\n"
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"

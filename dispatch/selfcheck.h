@@ -30,7 +30,11 @@ typedef enum gs_gate {
  * waits: a lock another thread holds means `checking`. */
 gs_gate gs_selfcheck_gate(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *status);
 
-/* The class index of a call within its kernel's checks, < GS_CHECK_KEYS. */
-int gs_check_key(const gs_variant *v, const gs_gemm *g, const gs_kernel_args *a);
+/* The class index of a call within its kernel's checks, < GS_CHECK_KEYS:
+ * the code path (for the route cublaslt, the algorithm), output type,
+ * layout, epilogue. */
+struct gs_lt_algo;
+int gs_check_key(const gs_variant *v, const struct gs_lt_algo *algo, const gs_gemm *g,
+                 const gs_kernel_args *a);
 
 #endif

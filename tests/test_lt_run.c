@@ -575,6 +575,10 @@ static void test_a_refusal_while_building_runs_nothing(void **s)
     gs_gemm g = lt_call(0, 0);
     gs_kernel_args a = args_of(&g);
     assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_UNSUPPORTED);
+    /* any other failure while building: nothing ran either, so the call
+     * is not failed (the route is disabled, cuBLAS serves it) */
+    F.make_fail(fns[i], CUBLAS_STATUS_INTERNAL_ERROR);
+    assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_LAUNCH_FAILED);
   }
   assert_int_equal(F.count("cublasLtMatmul"), 0);
   F.make_fail(NULL, 0);

@@ -777,6 +777,18 @@ static void test_a_cublaslt_row_routes_with_its_algorithm(void **s)
   /* the route's not_tuned says nothing: the reason is our kernels' (none
    * takes FP16) */
   assert_int_equal(d.reason, GS_R_DTYPE);
+  /* GEMMSHIM_FORCE does not turn the route off: its rows still decide */
+  const char *forces[] = { "1", "lt_test", "f32_test" };
+  for (int i = 0; i < 3; i++) {
+    setenv("GEMMSHIM_FORCE", forces[i], 1);
+    gs_config_reload();
+    g = f16_call(1024);
+    d = gs_route(&g);
+    assert_int_equal(d.reason, GS_R_ROUTED);
+    assert_ptr_equal(d.lt_algo, first);
+  }
+  unsetenv("GEMMSHIM_FORCE");
+  gs_config_reload();
   unlink(path);
 }
 
