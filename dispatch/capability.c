@@ -51,6 +51,8 @@ gs_reason gs_variant_fits_state(const gs_variant *v, const gs_gemm *g)
   if (g->pointer_mode == 0 && *(const float *)g->alpha == 0.0f) return GS_R_ALPHA_ZERO;
   unsigned epi = epilogue_bit(g);
   if (!(v->epilogues & epi)) return GS_R_EPILOGUE;
+  /* BIAS without a pointer: cuBLAS's own answer, whatever it is */
+  if (epi == GS_EPI_BIAS && !g->bias) return GS_R_EPILOGUE;
   /* GS_NONE: the bias the output's type, cuBLASLt's default */
   if (epi == GS_EPI_BIAS && g->bias_type != (v->bias_type != GS_NONE ? v->bias_type : g->d_type))
     return GS_R_EPILOGUE;

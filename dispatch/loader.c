@@ -7,6 +7,8 @@
 #include "../kernels/compare.h"
 #include "gpu.h"
 #include "health.h"
+#include "lt_run.h"
+#include "tables.h"
 #include "variants.h"
 
 enum { NOT_STARTED = 0, LOADING, LOADED, FAILED };
@@ -18,8 +20,17 @@ static void *load_all(void *arg)
   if (gs_gpu_push(ctx->handle) != 0) {
     why = "its context could not be made current";
   } else {
-    for (size_t i = 0; !why && i < gs_n_variants; i++)
-      if (gs_variants[i]->preload && gs_variants[i]->preload() != 0) why = "a kernel failed to load";
+    for (size_t i = 0; !why && i < gs_n_variants; i++) {
+      const gs_variant *v = gs_variants[i];
+      /* the route cublaslt: the shim's cuBLASLt handle for this context,
+       * where a table names the route; without it only that route is off */
+      if (v->runs_cublaslt) {
+        if (gs_tables_name(v) && gs_lt_prepare(ctx->id) != 0)
+          gs_variant_disable(v, ctx, "the shim's cuBLASLt handle could not be made");
+        continue;
+      }
+      if (v->preload && v->preload() != 0) why = "a kernel failed to load";
+    }
     if (!why && gs_compare_preload() != 0) why = "the compare kernels failed to load";
     gs_gpu_pop();
   }

@@ -145,7 +145,10 @@ int gs_lt_algo_reduces_in_output_type(const gs_lt_algo *a)
 
 int gs_lt_algo_fits_call(const gs_lt_algo *a, const gs_gemm *g)
 {
-  if (g->is_lt) return a->workspace <= (uint64_t)g->workspace_size;
+  /* a cuBLASLt caller may have kept such schemes out of its own choice
+   * (the heuristic's REDUCTION_SCHEME_MASK, which the shim never sees) */
+  if (g->is_lt) return a->workspace <= (uint64_t)g->workspace_size &&
+                       !gs_lt_algo_reduces_in_output_type(a);
   if (a->workspace) return 0;
   if ((g->math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION) &&
       gs_lt_algo_reduces_in_output_type(a))

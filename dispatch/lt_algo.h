@@ -57,9 +57,11 @@ int gs_lt_algo_reduces_in_output_type(const gs_lt_algo *a);
 
 /* Whether the algorithm may serve this call: its workspace fits what the
  * call gives (a cuBLASLt call's own workspace; none for a BLAS call, which
- * the shim serves with zero-workspace algorithms only), and a BLAS call
- * that disallows reduced-precision reduction gets no split-K reduction in
- * the output type. 1 yes, 0 no. */
+ * the shim serves with zero-workspace algorithms only); no split-K
+ * reduction in the output type for a BLAS call that disallows reduced-
+ * precision reduction, nor for any cuBLASLt call (its caller may have
+ * excluded such schemes from its own choice, which the shim cannot see).
+ * 1 yes, 0 no. */
 int gs_lt_algo_fits_call(const gs_lt_algo *a, const gs_gemm *g);
 
 /* The cuBLASLt compute type a call runs with (its own, or COMPUTE_32F for

@@ -3,7 +3,6 @@
 #include "lt_run.h"
 
 #include <cublas_api.h>
-#include <cuda_runtime_api.h>
 #include <library_types.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -30,6 +29,25 @@ int gs_lt_algo_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_lt_algo *a
 {
   if (algo->has_raw) {
     memcpy(out->data, algo->raw, sizeof out->data);
+    gs_lt_algo back;
+    memset(&back, 0, sizeof back);
+    size_t w;
+#define GET(attr, field) OK(f->algo_get(out, attr, &back.field, sizeof back.field, &w))
+    GET(CUBLASLT_ALGO_CONFIG_ID, id);
+    GET(CUBLASLT_ALGO_CONFIG_TILE_ID, tile);
+    GET(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, splitk);
+    GET(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, reduction);
+    GET(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swizzle);
+    GET(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, custom);
+    GET(CUBLASLT_ALGO_CONFIG_STAGES_ID, stages);
+    GET(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, inner);
+    GET(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
+#undef GET
+    if (back.id != algo->id || back.tile != algo->tile || back.splitk != algo->splitk ||
+        back.reduction != algo->reduction || back.swizzle != algo->swizzle ||
+        back.custom != algo->custom || back.stages != algo->stages || back.inner != algo->inner ||
+        back.cluster != algo->cluster)
+      return CUBLAS_STATUS_INVALID_VALUE;
     return CUBLAS_STATUS_SUCCESS;
   }
   memset(out, 0, sizeof *out);
@@ -95,56 +113,55 @@ int gs_lt_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_gemm *g,
   return CUBLAS_STATUS_SUCCESS;
 }
 
-/* ---- the shim's handles, one per device (and context) ----------------- */
+/* ---- the shim's handles, one per CUDA context ------------------------- */
 
-#define MAX_DEVICES 64
+/* Made on the loader thread (gs_lt_prepare), never inside a call: a call
+ * only looks its context's up. Records are appended and never change, so
+ * a lookup takes no lock; a context made again (cudaDeviceReset) has a new
+ * identity and gets a record of its own (the old handle is left). */
+#define MAX_HANDLES 64
 
-/* A handle and the context it was made on, published together (one
- * pointer): a reader never pairs one context's handle with another's
- * identity. Records are never freed (a context made again is rare). */
-typedef struct dev_handle {
-  cublasLtHandle_t h;
+typedef struct ctx_handle {
   uint64_t ctx_id;
-} dev_handle;
+  cublasLtHandle_t h;
+} ctx_handle;
 
-static _Atomic(dev_handle *) handles[MAX_DEVICES];
+static ctx_handle handles[MAX_HANDLES];
+static atomic_int n_handles;
 static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* NULL when the device has none and one cannot be made now. A context
- * made again (cudaDeviceReset) gets a new handle; the old one is left. */
-static cublasLtHandle_t handle_for(const gs_kernel_args *a)
+static cublasLtHandle_t handle_of(uint64_t ctx_id)
 {
-  if (a->device < 0 || a->device >= MAX_DEVICES) return NULL;
-  const dev_handle *d = atomic_load_explicit(&handles[a->device], memory_order_acquire);
-  if (d && d->ctx_id == a->ctx_id) return d->h;
-  enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(a->stream, &cap) != cudaSuccess || cap != cudaStreamCaptureStatusNone) {
-    (void)cudaGetLastError();
-    return NULL;
-  }
+  int n = atomic_load_explicit(&n_handles, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (handles[i].ctx_id == ctx_id) return handles[i].h;
+  return NULL;
+}
+
+int gs_lt_prepare(uint64_t ctx_id)
+{
+  if (atomic_load_explicit(&fns_set, memory_order_acquire) != 1 || !fns.create) return -1;
   pthread_mutex_lock(&handles_lock);
-  cublasLtHandle_t h = NULL;
-  d = atomic_load_explicit(&handles[a->device], memory_order_acquire);
-  if (d && d->ctx_id == a->ctx_id) {
-    h = d->h;
-  } else {
-    dev_handle *made = malloc(sizeof *made);
-    if (made && fns.create(&made->h) == CUBLAS_STATUS_SUCCESS && made->h) {
-      made->ctx_id = a->ctx_id;
-      atomic_store_explicit(&handles[a->device], made, memory_order_release);
-      h = made->h;
+  int rc = 0;
+  if (!handle_of(ctx_id)) {
+    int n = atomic_load_explicit(&n_handles, memory_order_relaxed);
+    cublasLtHandle_t h = NULL;
+    if (n < MAX_HANDLES && fns.create(&h) == CUBLAS_STATUS_SUCCESS && h) {
+      handles[n].ctx_id = ctx_id;
+      handles[n].h = h;
+      atomic_store_explicit(&n_handles, n + 1, memory_order_release);
     } else {
-      free(made);
+      rc = -1;
     }
   }
   pthread_mutex_unlock(&handles_lock);
-  return h;
+  return rc;
 }
 
 void gs_lt_forget_handles(void)
 {
   pthread_mutex_lock(&handles_lock);
-  for (int i = 0; i < MAX_DEVICES; i++) atomic_store(&handles[i], NULL);
+  atomic_store(&n_handles, 0);
   pthread_mutex_unlock(&handles_lock);
 }
 
@@ -158,10 +175,11 @@ static int refused(int st)
 gs_kstatus gs_lt_run(const gs_gemm *g, const gs_lt_algo *algo, const gs_kernel_args *a)
 {
   if (atomic_load_explicit(&fns_set, memory_order_acquire) != 1 || !fns.create || !fns.desc_init ||
-      !fns.desc_set || !fns.layout_init || !fns.algo_init || !fns.algo_set || !fns.matmul)
+      !fns.desc_set || !fns.layout_init || !fns.algo_init || !fns.algo_set || !fns.algo_get ||
+      !fns.matmul)
     return GS_K_LAUNCH_FAILED;
-  cublasLtHandle_t h = handle_for(a);
-  if (!h) return GS_K_LAUNCH_FAILED;
+  cublasLtHandle_t h = handle_of(a->ctx_id);
+  if (!h) return GS_K_LAUNCH_FAILED;   /* gs_lt_prepare did not make one */
   gs_lt_matmul mm;
   int st = gs_lt_build(&fns, h, g, a, algo, &mm);
   if (st != CUBLAS_STATUS_SUCCESS) /* nothing ran: cuBLAS may serve the call */

@@ -38,6 +38,8 @@ typedef struct gs_lt_fns {
                               int, cublasLtMatmulAlgo_t *);
   cublasStatus_t (*algo_set)(cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t,
                              const void *, size_t);
+  cublasStatus_t (*algo_get)(const cublasLtMatmulAlgo_t *, cublasLtMatmulAlgoConfigAttributes_t,
+                             void *, size_t, size_t *);
   cublasStatus_t (*matmul)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
                            cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t,
                            const void *, const void *, cublasLtMatrixLayout_t, void *,
@@ -66,19 +68,26 @@ typedef struct gs_lt_matmul {
 int gs_lt_build(const gs_lt_fns *fns, cublasLtHandle_t h, const gs_gemm *g,
                 const gs_kernel_args *a, const gs_lt_algo *algo, gs_lt_matmul *out);
 
-/* The algorithm's cublasLtMatmulAlgo_t for these types: the raw bytes, or
- * Init plus each configuration field. Returns a cublasStatus_t. */
+/* The algorithm's cublasLtMatmulAlgo_t for these types: the raw bytes
+ * (whose fields must read back as the record's: the router judged the call
+ * by them; else CUBLAS_STATUS_INVALID_VALUE), or Init plus each
+ * configuration field. Returns a cublasStatus_t. */
 int gs_lt_algo_build(const gs_lt_fns *fns, cublasLtHandle_t h, const gs_lt_algo *algo,
                      int compute, int a_type, int b_type, int c_type, int d_type,
                      cublasLtMatmulAlgo_t *out);
 
+/* Make the shim's cuBLASLt handle for the current CUDA context, whose
+ * identity is ctx_id (once; later calls find it). The loader thread does
+ * it when it loads our kernels into a context, so no call ever waits for
+ * it. 0, or -1 when there is no library or the handle cannot be made. */
+int gs_lt_prepare(uint64_t ctx_id);
+
 /* Serve call g (arguments a) with algorithm algo, on a->stream, through
- * the handle of a->device (made on that device's first use; never while
- * the stream is capturing, which a route's first-use self-check, always
- * outside capture, comes before). Statuses as a launcher's: GS_K_OK;
+ * the handle gs_lt_prepare made for a->ctx_id. Statuses as a launcher's: GS_K_OK;
  * GS_K_UNSUPPORTED when cuBLASLt refused the call before anything ran (not
  * supported, invalid value: the call goes to cuBLAS); GS_K_LAUNCH_FAILED
- * when there is no library or handle; GS_K_FAILED_AFTER_ENQUEUE for any
+ * when there is no library or handle, or building the matmul failed
+ * otherwise (nothing ran); GS_K_FAILED_AFTER_ENQUEUE for any
  * other failure of the matmul (it may have written D). */
 gs_kstatus gs_lt_run(const gs_gemm *g, const gs_lt_algo *algo, const gs_kernel_args *a);
 

@@ -14,27 +14,11 @@
 #include "gpu.h"
 #include "health.h"
 #include "launch.h"
-#include "lt_algo.h"
 #include "scratch.h"
 
-/* The route cublaslt's algorithms in place of code paths: each its own
- * check, up to GS_CHECK_PATHS of them in a class (more share a slot). */
-static int algo_slot(const gs_lt_algo *x)
+int gs_check_key(const gs_variant *v, const gs_gemm *g, const gs_kernel_args *a)
 {
-  const uint64_t f[] = { (uint64_t)x->id, x->tile, (uint64_t)x->splitk, x->reduction, x->swizzle,
-                         x->custom, x->stages, x->inner, x->cluster, x->workspace,
-                         x->has_raw ? x->raw[0] ^ x->raw[1] ^ x->raw[2] ^ x->raw[3] ^ x->raw[4] ^
-                                          x->raw[5] ^ x->raw[6] ^ x->raw[7]
-                                    : 0 };
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < sizeof f / sizeof *f; i++) h = (h ^ f[i]) * 0x100000001b3ull;
-  return (int)((h ^ (h >> 32)) % GS_CHECK_PATHS);
-}
-
-int gs_check_key(const gs_variant *v, const gs_lt_algo *algo, const gs_gemm *g,
-                 const gs_kernel_args *a)
-{
-  int path = algo ? algo_slot(algo) : v->path_of ? v->path_of(a) : 0;
+  int path = v->path_of ? v->path_of(a) : 0;
   if (path < 0 || path >= GS_CHECK_PATHS) path = GS_CHECK_PATHS - 1;
   int type = g->is_lt ? g->d_type : g->c_type;
   int dt = type == CUDA_R_32F ? 0 : type == CUDA_R_16BF ? 1 : type == CUDA_R_16F ? 2 : 3;
@@ -204,7 +188,7 @@ gs_gate gs_selfcheck_gate(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, i
 {
   int vi = gs_variant_index(d->variant);
   if (vi < 0 || !d->ctx) return forward(d, GS_R_UNCHECKED);
-  int key = gs_check_key(d->variant, d->lt_algo, g, a);
+  int key = gs_check_key(d->variant, g, a);
   int state = atomic_load_explicit(&d->ctx->check[vi][key], memory_order_acquire);
   switch (state) {
   case GS_CHECK_PASSED: return GS_GATE_SERVE;

@@ -31,10 +31,12 @@ typedef enum gs_gate {
 gs_gate gs_selfcheck_gate(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *status);
 
 /* The class index of a call within its kernel's checks, < GS_CHECK_KEYS:
- * the code path (for the route cublaslt, the algorithm), output type,
- * layout, epilogue. */
-struct gs_lt_algo;
-int gs_check_key(const gs_variant *v, const struct gs_lt_algo *algo, const gs_gemm *g,
-                 const gs_kernel_args *a);
+ * the code path, output type, layout, epilogue. The route cublaslt is
+ * checked per class, not per algorithm: what the shim adds there is the
+ * translation of the call into a matmul, which is the same for every
+ * algorithm; the algorithm is cuBLAS's own kernel, which cuBLASLt refuses
+ * where it does not fit the call, and which the tuner checked against an
+ * FP64 reference. A failed check turns the route off on the context. */
+int gs_check_key(const gs_variant *v, const gs_gemm *g, const gs_kernel_args *a);
 
 #endif

@@ -89,6 +89,7 @@ static void give_lt_route_its_functions(void)
   *(void **)&f.layout_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatrixLayoutInit_internal");
   *(void **)&f.algo_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoInit");
   *(void **)&f.algo_set = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoConfigSetAttribute");
+  *(void **)&f.algo_get = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoConfigGetAttribute");
   *(void **)&f.matmul = gs_lib_sym(GS_LIB_LT, "cublasLtMatmul");
   gs_lt_set_fns(&f);
 }

@@ -6,7 +6,9 @@
 # ($GS_FAKE_DIR). Every check names itself when it fails, with the output.
 set -u
 LC_ALL=C
-export LC_ALL
+# fresh heap is not zeroed: a field the command forgets to set shows
+MALLOC_PERTURB_=165
+export LC_ALL MALLOC_PERTURB_
 for v in GS_SHIM GS_FAKE_DIR GS_BUILDDIR; do
   eval "val=\${$v:-}"
   [ -n "$val" ] || { echo "FAIL: test_cmd: $v is not set (the Makefile sets it)"; exit 1; }

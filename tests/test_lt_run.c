@@ -76,6 +76,7 @@ static int load_fake(void **s)
   *(void **)&F.fns.layout_init = need("cublasLtMatrixLayoutInit_internal");
   *(void **)&F.fns.algo_init = need("cublasLtMatmulAlgoInit");
   *(void **)&F.fns.algo_set = need("cublasLtMatmulAlgoConfigSetAttribute");
+  *(void **)&F.fns.algo_get = need("cublasLtMatmulAlgoConfigGetAttribute");
   *(void **)&F.fns.matmul = need("cublasLtMatmul");
   *(void **)&F.count = need("fake_count");
   *(void **)&F.last = need("fake_last");
@@ -107,6 +108,9 @@ static int setup(void **s)
 {
   (void)s;
   gs_lt_set_fns(&F.fns);
+  /* the loader thread's part: the handle of args_of's context */
+  gs_lt_forget_handles();
+  assert_int_equal(gs_lt_prepare(1), 0);
   reset_fake();
   return 0;
 }
@@ -518,17 +522,59 @@ static void test_raw_bytes_reach_the_matmul_unchanged(void **s)
 {
   (void)s;
   gs_lt_algo al = algo_66();
+  /* bytes whose fields read back as algo_66's, the rest of them set too:
+   * they reach the matmul as they are */
+  fake_lt_algo raw;
+  memset(&raw, 0xc3, sizeof raw);
+  raw.id = al.id, raw.tile = al.tile, raw.splitk = al.splitk, raw.reduction = al.reduction;
+  raw.swizzle = al.swizzle, raw.custom = al.custom, raw.stages = al.stages;
+  raw.inner = al.inner, raw.cluster = al.cluster;
   al.has_raw = 1;
-  unsigned char *raw = (unsigned char *)al.raw;
-  for (int i = 0; i < 64; i++) raw[i] = (unsigned char)(0xc3 ^ (7 * i));
+  memset(al.raw, 0x5a, sizeof al.raw);
+  memcpy(al.raw, &raw, sizeof raw);
   gs_gemm g = blas_call(0, 1);
   gs_kernel_args a = args_of(&g);
   assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
   const fake_lt_matmul *m = F.matmul();
   assert_true(m->has_algo);
-  assert_memory_equal(m->algo, raw, 64);
+  assert_memory_equal(m->algo, al.raw, 64);
   assert_int_equal(F.count("cublasLtMatmulAlgoInit"), 0);
   assert_layouts_of(m, &g, &a);
+}
+
+/* Raw bytes whose fields are not the row's (a hand-edited or stale row):
+ * the router judged the call by the fields, so the bytes are not run; the
+ * call goes to cuBLAS. */
+static void test_raw_bytes_that_disagree_with_the_fields_do_not_run(void **s)
+{
+  (void)s;
+  const gs_lt_algo base = algo_66();
+  for (int field = 0; field < 9; field++) {
+    gs_lt_algo al = base;
+    fake_lt_algo raw;
+    memset(&raw, 0, sizeof raw);
+    raw.id = al.id, raw.tile = al.tile, raw.splitk = al.splitk, raw.reduction = al.reduction;
+    raw.swizzle = al.swizzle, raw.custom = al.custom, raw.stages = al.stages;
+    raw.inner = al.inner, raw.cluster = al.cluster;
+    switch (field) {
+    case 0: raw.id++; break;
+    case 1: raw.tile++; break;
+    case 2: raw.splitk++; break;
+    case 3: raw.reduction++; break;
+    case 4: raw.swizzle++; break;
+    case 5: raw.custom++; break;
+    case 6: raw.stages++; break;
+    case 7: raw.inner++; break;
+    default: raw.cluster++; break;
+    }
+    al.has_raw = 1;
+    memset(al.raw, 0, sizeof al.raw);
+    memcpy(al.raw, &raw, sizeof raw);
+    gs_gemm g = blas_call(0, 1);
+    gs_kernel_args a = args_of(&g);
+    assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_UNSUPPORTED);
+  }
+  assert_int_equal(F.count("cublasLtMatmul"), 0);
 }
 
 /* cublasLtMatmul's statuses as a launcher's: a refusal before anything
@@ -584,51 +630,44 @@ static void test_a_refusal_while_building_runs_nothing(void **s)
   F.make_fail(NULL, 0);
 }
 
-/* One handle per device and context, made on its first use and kept; a
- * context made again (cudaDeviceReset) gets a new one; a device out of
- * range gets none. */
-static void test_one_handle_per_device_and_context(void **s)
+/* One handle per context, made by gs_lt_prepare (the loader thread) and
+ * kept; a context made again (cudaDeviceReset) has a new identity and
+ * gets its own; a context nobody prepared gets none, and a call never
+ * makes one. */
+static void test_one_handle_per_context(void **s)
 {
   (void)s;
   gs_lt_forget_handles();
   const gs_lt_algo al = algo_66();
   gs_gemm g = blas_call(0, 0);
   gs_kernel_args a = args_of(&g);
-  a.device = 0; a.ctx_id = 10;
+  assert_int_equal(gs_lt_prepare(10), 0);
+  assert_int_equal(gs_lt_prepare(10), 0);
+  assert_int_equal(F.count("cublasLtCreate"), 1);
+  a.ctx_id = 10;
   assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
   const uint64_t h0 = last_matmul_call()->w[W_HANDLE];
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
-  assert_int_equal(F.count("cublasLtCreate"), 1);
-  assert_true(last_matmul_call()->w[W_HANDLE] == h0);
-  a.device = 1; a.ctx_id = 11;
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
+  assert_int_equal(gs_lt_prepare(11), 0);
   assert_int_equal(F.count("cublasLtCreate"), 2);
+  a.ctx_id = 11;
+  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
   const uint64_t h1 = last_matmul_call()->w[W_HANDLE];
   assert_true(h1 != h0);
-  a.device = 0; a.ctx_id = 10;
+  a.ctx_id = 10;   /* contexts in turn: each keeps its own */
   assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
-  assert_int_equal(F.count("cublasLtCreate"), 2);
   assert_true(last_matmul_call()->w[W_HANDLE] == h0);
-  a.ctx_id = 12;   /* device 0's context made again */
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
-  assert_int_equal(F.count("cublasLtCreate"), 3);
-  const uint64_t h2 = last_matmul_call()->w[W_HANDLE];
-  assert_true(h2 != h0 && h2 != h1);
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
-  assert_int_equal(F.count("cublasLtCreate"), 3);
+  assert_int_equal(F.count("cublasLtCreate"), 2);
   /* the algorithm is built on the handle it runs on */
-  assert_int_equal(F.count("cublasLtMatmulAlgoInit"), 6);
+  assert_int_equal(F.count("cublasLtMatmulAlgoInit"), 3);
   const int runs = F.count("cublasLtMatmul");
-  a.device = -1;
+  a.ctx_id = 12;   /* not prepared */
   assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_LAUNCH_FAILED);
-  a.device = 64;
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_LAUNCH_FAILED);
-  assert_int_equal(F.count("cublasLtCreate"), 3);
+  assert_int_equal(F.count("cublasLtCreate"), 2);
   assert_int_equal(F.count("cublasLtMatmul"), runs);
 }
 
-/* A handle that could not be made is not remembered: the next call tries
- * again. */
+/* A handle that could not be made is not remembered: preparing again
+ * tries again. */
 static void test_a_failed_create_is_tried_again(void **s)
 {
   (void)s;
@@ -637,69 +676,60 @@ static void test_a_failed_create_is_tried_again(void **s)
   gs_gemm g = blas_call(0, 0);
   gs_kernel_args a = args_of(&g);
   F.make_fail("cublasLtCreate", CUBLAS_STATUS_ALLOC_FAILED);
+  assert_int_equal(gs_lt_prepare(a.ctx_id), -1);
   assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_LAUNCH_FAILED);
   assert_int_equal(F.count("cublasLtMatmul"), 0);
   F.make_fail(NULL, 0);
+  assert_int_equal(gs_lt_prepare(a.ctx_id), 0);
   assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
   assert_int_equal(F.count("cublasLtCreate"), 2);
 }
 
-/* No handle is made while the stream is capturing (cublasLtCreate may
- * allocate), nor when the capture state cannot be read, and that failed
- * query leaves no error pending for the program; a handle made before
- * serves a capturing stream. */
-static void test_no_handle_is_made_during_capture(void **s)
+/* A capturing stream is served like any other: the handle was made
+ * before, nothing is made or asked during the call. */
+static void test_a_capturing_stream_is_served(void **s)
 {
   (void)s;
-  gs_lt_forget_handles();
   const gs_lt_algo al = algo_66();
   gs_gemm g = blas_call(0, 0);
   gs_kernel_args a = args_of(&g);
   fake_stream_set_capturing(stream, 1);
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_LAUNCH_FAILED);
-  fake_stream_set_capturing(stream, 0);
-  fake_cuda_fail_next("cudaStreamIsCapturing", cudaErrorUnknown);
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_LAUNCH_FAILED);
-  assert_int_equal(cudaGetLastError(), cudaSuccess);
+  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
   assert_int_equal(F.count("cublasLtCreate"), 0);
-  assert_int_equal(F.count("cublasLtMatmul"), 0);
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
-  fake_stream_set_capturing(stream, 1);
-  assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
-  assert_int_equal(F.count("cublasLtCreate"), 1);
-  assert_int_equal(F.count("cublasLtMatmul"), 2);
+  assert_int_equal(F.count("cublasLtMatmul"), 1);
   assert_true(last_matmul_call()->w[W_STREAM] == (uintptr_t)stream);
+  assert_int_equal(cudaGetLastError(), cudaSuccess);
 }
 
-/* Many threads on a device's first use: one handle, every call served
- * (the ThreadSanitizer build checks the handle's publication). */
+/* Threads calling on a context while another context's handle is being
+ * made: every call served with its own context's handle (the
+ * ThreadSanitizer build checks the records' publication). */
 enum { THREADS = 8, RUNS = 50 };
 static void *run_many(void *arg)
 {
-  (void)arg;
+  const intptr_t ctx = (intptr_t)arg;
   const gs_lt_algo al = algo_66();
   gs_gemm g = blas_call(1, 0);
   gs_kernel_args a = args_of(&g);
-  a.stream = NULL;   /* the legacy stream: its capture state needs no object */
-  a.device = 5;
-  a.ctx_id = 55;
-  intptr_t failed = 0;
+  a.ctx_id = (uint64_t)ctx;
+  intptr_t failed = gs_lt_prepare(a.ctx_id) != 0;
   for (int i = 0; i < RUNS; i++) failed += gs_lt_run(&g, &al, &a) != GS_K_OK;
   return (void *)failed;
 }
 
-static void test_threads_share_one_handle(void **s)
+static void test_threads_share_one_handle_per_context(void **s)
 {
   (void)s;
   gs_lt_forget_handles();
   pthread_t t[THREADS];
-  for (int i = 0; i < THREADS; i++) assert_int_equal(pthread_create(&t[i], NULL, run_many, NULL), 0);
+  for (int i = 0; i < THREADS; i++)
+    assert_int_equal(pthread_create(&t[i], NULL, run_many, (void *)(intptr_t)(50 + i % 2)), 0);
   for (int i = 0; i < THREADS; i++) {
     void *failed;
     assert_int_equal(pthread_join(t[i], &failed), 0);
     assert_true(failed == NULL);
   }
-  assert_int_equal(F.count("cublasLtCreate"), 1);
+  assert_int_equal(F.count("cublasLtCreate"), 2);
   assert_int_equal(F.count("cublasLtMatmul"), THREADS * RUNS);
 }
 
@@ -713,12 +743,13 @@ int main(void)
     cmocka_unit_test_setup(test_device_scalars_are_passed_as_pointers, setup),
     cmocka_unit_test_setup(test_sm_count_target_is_passed, setup),
     cmocka_unit_test_setup(test_raw_bytes_reach_the_matmul_unchanged, setup),
+    cmocka_unit_test_setup(test_raw_bytes_that_disagree_with_the_fields_do_not_run, setup),
     cmocka_unit_test_setup(test_matmul_status_maps_to_a_launch_status, setup),
     cmocka_unit_test_setup(test_a_refusal_while_building_runs_nothing, setup),
-    cmocka_unit_test_setup(test_one_handle_per_device_and_context, setup),
+    cmocka_unit_test_setup(test_one_handle_per_context, setup),
     cmocka_unit_test_setup(test_a_failed_create_is_tried_again, setup),
-    cmocka_unit_test_setup(test_no_handle_is_made_during_capture, setup),
-    cmocka_unit_test_setup(test_threads_share_one_handle, setup),
+    cmocka_unit_test_setup(test_a_capturing_stream_is_served, setup),
+    cmocka_unit_test_setup(test_threads_share_one_handle_per_context, setup),
   };
   return cmocka_run_group_tests(tests, load_fake, NULL);
 }

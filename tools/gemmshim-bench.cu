@@ -558,6 +558,7 @@ static void run_cublas(const Bench &b, const Problem &p, const f16 *A, const f16
 /* ------------------------------------------------------------- benchmark */
 struct Row {
   double ours_tf, cub_tf, ratio, ours_err, cub_err, ours_us, cub_us;
+  double ours_host_us, cub_host_us; /* the host's time to issue one call */
   double ceil_us, floor_us; /* --roofline */
   int mhz, watts, samples, reps, nsets, path;
 };
@@ -673,7 +674,9 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   CK(cudaDeviceSynchronize());
   row.cub_err = rel_err(p, Dc, ref, nsamp, dsums);
   gs_kstatus st = launch(A[0], B[0], Do);
-  if (st == GS_K_UNSUPPORTED) return release(), REFUSED;
+  /* the route cublaslt: cuBLASLt refused or failed this algorithm (said
+   * on the shape's line); the others are still measured */
+  if (st == GS_K_UNSUPPORTED || (st != GS_K_OK && v->runs_cublaslt)) return release(), REFUSED;
   if (st != GS_K_OK)
     die("%s: launch status %d for %lld x %lld x %lld %s\n", v->name, (int)st, (long long)p.m,
         (long long)p.n, (long long)p.k, layout_name(p.ta, p.tb));
@@ -775,6 +778,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   for (int which = 2; which < nsides; ++which) reps[which] = reps_for(est[which], 1.0);
   row.reps = reps[0];
   row.samples = iters;
+  row.ours_host_us = host_us[0], row.cub_host_us = host_us[1];
   std::vector<cudaEvent_t> ev(2 * nsides * iters);
   for (auto &e : ev) CK(cudaEventCreate(&e));
   for (int it = 0; it < iters; ++it)
@@ -911,7 +915,8 @@ static void usage() {
           "  The route cublaslt (cuBLASLt's own algorithms, run as the shim runs them):\n"
           "  --lt-top N measures each of cuBLASLt's first N heuristic algorithms for\n"
           "  the call, --lt-algos FILE those given (one lt_algo text a line); the CSV\n"
-          "  gains lt_rank, lt_rebuilt (1: the fields rebuild the heuristic's bytes;\n"
+          "  gains ours_host_us and cublas_host_us (the host's time to issue one\n"
+          "  call), lt_rank, lt_rebuilt (1: the fields rebuild the heuristic's bytes;\n"
           "  0: the raw bytes are kept), lt_within_bound (the error bound) and\n"
           "  lt_algo. --lt-workspace-mb MB: the call as cublasLtMatmul with that\n"
           "  workspace (0, the default: a BLAS call, whose route gets zero-workspace\n"
@@ -1039,6 +1044,7 @@ static gs_lt_fns lt_functions() {
   f.layout_init = cublasLtMatrixLayoutInit_internal;
   f.algo_init = cublasLtMatmulAlgoInit;
   f.algo_set = cublasLtMatmulAlgoConfigSetAttribute;
+  f.algo_get = cublasLtMatmulAlgoConfigGetAttribute;
   f.matmul = cublasLtMatmul;
   return f;
 }
@@ -1085,7 +1091,9 @@ static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
   for (auto attr : aligns)
     CKB(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align));
-  if (!g.is_lt && (g.math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) {
+  /* as the router rules (gs_lt_algo_fits_call): a cuBLASLt call never gets
+   * such a scheme, a BLAS call not where its math mode disallows it */
+  if (g.is_lt || (g.math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) {
     const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_MASK & ~(uint32_t)(
         CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
     CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
@@ -1343,7 +1351,10 @@ int main(int argc, char **argv) {
                      "cublas_pct_ceiling"
                    : "",
           out);
-    fputs(v->runs_cublaslt ? ",lt_rank,lt_rebuilt,lt_within_bound,lt_algo\n" : "\n", out);
+    fputs(v->runs_cublaslt
+              ? ",ours_host_us,cublas_host_us,lt_rank,lt_rebuilt,lt_within_bound,lt_algo\n"
+              : "\n",
+          out);
     fflush(out);
   }
   if (preheat_ms > 0) preheat(b, preheat_ms);
@@ -1414,7 +1425,9 @@ int main(int argc, char **argv) {
         if (roofline)
           fprintf(out, ",%s,%.2f,%.2f,%.1f,%.1f,%.1f,%.1f", dtype_csv(b.dtype), r.ceil_us,
                   r.floor_us, ours_gbps, cub_gbps, ours_pct, cub_pct);
-        if (b.algo) fprintf(out, ",%d,%d,%d,%s", cand.rank, cand.rebuilt, (int)ok, algo_text);
+        if (b.algo)
+          fprintf(out, ",%.2f,%.2f,%d,%d,%d,%s", r.ours_host_us, r.cub_host_us, cand.rank,
+                  cand.rebuilt, (int)ok, algo_text);
         fputc('\n', out);
         fflush(out);
       }

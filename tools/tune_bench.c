@@ -214,6 +214,7 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
       if (!k) return tn_say(err, "out of memory");
       *out = k;
     }
+    memset(&(*out)[*n], 0, sizeof **out);   /* algo: "" (a kernel, not a cuBLASLt algorithm) */
     snprintf((*out)[*n].name, sizeof (*out)[*n].name, "%.63s", line);
     snprintf((*out)[*n].dtype, sizeof (*out)[*n].dtype, "%.15s", comma + 1);
     (*out)[*n].opt_in = comma2[1] == '1';

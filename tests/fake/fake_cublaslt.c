@@ -311,6 +311,33 @@ cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmulAlgo_t *algo,
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Each field back, as the real getter gives it (ID included). */
+cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t *algo,
+                                                    cublasLtMatmulAlgoConfigAttributes_t attr,
+                                                    void *buf, size_t size, size_t *written)
+{
+  if (!algo || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+  const fake_lt_algo *o = (const fake_lt_algo *)algo->data;
+  const void *field;
+  size_t need;
+  switch (attr) {
+  case CUBLASLT_ALGO_CONFIG_ID: field = &o->id; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_TILE_ID: field = &o->tile; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_SPLITK_NUM: field = &o->splitk; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: field = &o->reduction; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING: field = &o->swizzle; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION: field = &o->custom; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_STAGES_ID: field = &o->stages; need = 4; break;
+  case CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID: field = &o->inner; need = 2; break;
+  case CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID: field = &o->cluster; need = 2; break;
+  default: return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (size != need) return CUBLAS_STATUS_INVALID_VALUE;
+  memcpy(buf, field, need);
+  if (written) *written = need;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 /* The bytes of what the call points to, while it runs. */
 static void copy_matmul(cublasLtMatmulDesc_t desc, const void *alpha, const void *beta,
                         const cublasLtMatrixLayout_t layouts[4], const cublasLtMatmulAlgo_t *algo)

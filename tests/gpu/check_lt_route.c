@@ -21,6 +21,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <library_types.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,8 @@ static gs_lt_fns fns(void)
 {
   gs_lt_fns f = { cublasLtCreate, cublasLtMatmulDescInit_internal, cublasLtMatmulDescSetAttribute,
                   cublasLtMatrixLayoutInit_internal, cublasLtMatmulAlgoInit,
-                  cublasLtMatmulAlgoConfigSetAttribute, real_lt };
+                  cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigGetAttribute,
+                  real_lt };
   return f;
 }
 
@@ -113,6 +115,35 @@ static void describe(int ta, int tb, int is_lt, gs_gemm *g, gs_kernel_args *a, c
   a->A = A, a->lda = g->lda, a->B = B, a->ldb = g->ldb;
   a->C = R, a->ldc = M, a->D = R, a->ldd = M;
   a->alpha = ab[0], a->beta = ab[1];
+}
+
+/* A heuristic's algorithm as a row writes it; *rebuilt: whether the fields
+ * rebuild its bytes (else the raw bytes are kept). */
+static gs_lt_algo from_heuristic(const cublasLtMatmulHeuristicResult_t *r, int *rebuilt)
+{
+  gs_lt_algo x;
+  memset(&x, 0, sizeof x);
+  size_t wr;
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &x.id, sizeof x.id, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &x.tile, sizeof x.tile, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &x.splitk, sizeof x.splitk, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &x.reduction, sizeof x.reduction, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &x.swizzle, sizeof x.swizzle, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &x.custom, sizeof x.custom, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &x.stages, sizeof x.stages, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &x.inner, sizeof x.inner, &wr));
+  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &x.cluster, sizeof x.cluster, &wr));
+  x.workspace = r->workspaceSize;
+  gs_lt_fns f = fns();
+  cublasLtMatmulAlgo_t back;
+  *rebuilt = gs_lt_algo_build(&f, lt, &x, CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
+                              CUDA_R_16BF, CUDA_R_16BF, &back) == CUBLAS_STATUS_SUCCESS &&
+             !memcmp(back.data, r->algo.data, sizeof back.data);
+  if (!*rebuilt) {
+    x.has_raw = 1;
+    memcpy(x.raw, r->algo.data, sizeof x.raw);
+  }
+  return x;
 }
 
 /* cuBLASLt's first heuristic algorithm for the call as the route builds
@@ -144,29 +175,7 @@ static gs_lt_algo heuristic(int ta, int tb, int is_lt, size_t max_ws, int *rebui
     exit(1);
   }
   /* the last one offered: most likely not cuBLAS's own first pick */
-  const cublasLtMatmulHeuristicResult_t *r = &res[got - 1];
-  gs_lt_algo x;
-  memset(&x, 0, sizeof x);
-  size_t wr;
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &x.id, sizeof x.id, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &x.tile, sizeof x.tile, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &x.splitk, sizeof x.splitk, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &x.reduction, sizeof x.reduction, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &x.swizzle, sizeof x.swizzle, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &x.custom, sizeof x.custom, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &x.stages, sizeof x.stages, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &x.inner, sizeof x.inner, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &x.cluster, sizeof x.cluster, &wr));
-  x.workspace = r->workspaceSize;
-  cublasLtMatmulAlgo_t back;
-  *rebuilt = gs_lt_algo_build(&f, lt, &x, CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
-                              CUDA_R_16BF, CUDA_R_16BF, &back) == CUBLAS_STATUS_SUCCESS &&
-             !memcmp(back.data, r->algo.data, sizeof back.data);
-  if (!*rebuilt) {
-    x.has_raw = 1;
-    memcpy(x.raw, r->algo.data, sizeof x.raw);
-  }
-  return x;
+  return from_heuristic(&res[got - 1], rebuilt);
 }
 
 /* R = what the real cublasLtMatmul gives with algo from C0 (the route's
@@ -189,6 +198,71 @@ static void reference(int ta, int tb, int is_lt, const gs_lt_algo *algo)
 }
 
 static cublasOperation_t op(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+/* A program's own cublasLtMatmul objects: TN, bias epilogue, D apart from
+ * C with another leading dimension (LDD), made with the Create calls. */
+#define LDD (M + 8)
+typedef struct lt_call {
+  cublasLtMatmulDesc_t desc;
+  cublasLtMatrixLayout_t a, b, c, d;
+} lt_call;
+
+static lt_call make_lt_call(const uint16_t *bias)
+{
+  lt_call x;
+  CB(cublasLtMatmulDescCreate(&x.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const int32_t t = CUBLAS_OP_T;
+  const uint32_t epi = CUBLASLT_EPILOGUE_BIAS;
+  CB(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+  CB(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  CB(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  CB(cublasLtMatrixLayoutCreate(&x.a, CUDA_R_16BF, K, M, K));
+  CB(cublasLtMatrixLayoutCreate(&x.b, CUDA_R_16BF, K, N, K));
+  CB(cublasLtMatrixLayoutCreate(&x.c, CUDA_R_16BF, M, N, M));
+  CB(cublasLtMatrixLayoutCreate(&x.d, CUDA_R_16BF, M, N, LDD));
+  return x;
+}
+
+/* cuBLASLt's last offered algorithm for the program's own objects, under
+ * the route's rules for a cuBLASLt call: the caller's workspace, no
+ * scheme that reduces in the output type. */
+static gs_lt_algo heuristic_of(const lt_call *x, int *rebuilt)
+{
+  cublasLtMatmulPreference_t pref;
+  CB(cublasLtMatmulPreferenceCreate(&pref));
+  uint64_t w = WS_BYTES;
+  uint32_t mask = CUBLASLT_REDUCTION_SCHEME_MASK &
+                  ~(uint32_t)(CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
+  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &w, sizeof w));
+  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
+  cublasLtMatmulHeuristicResult_t res[4];
+  int got = 0;
+  CB(cublasLtMatmulAlgoGetHeuristic(lt, x->desc, x->a, x->b, x->c, x->d, pref, 4, res, &got));
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (got < 1) {
+    fprintf(stderr, "check_lt_route: cuBLASLt has no algorithm for the cuBLASLt call\n");
+    exit(1);
+  }
+  return from_heuristic(&res[got - 1], rebuilt);
+}
+
+/* The relative Frobenius difference of two BF16 m x n results. */
+static double rel_diff(const uint16_t *x, const uint16_t *y)
+{
+  static uint16_t hx[M * N], hy[M * N];
+  CU(cudaMemcpy(hx, x, sizeof hx, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
+  double num = 0, den = 0;
+  for (int i = 0; i < M * N; i++) {
+    uint32_t ux = (uint32_t)hx[i] << 16, uy = (uint32_t)hy[i] << 16;
+    float fx, fy;
+    memcpy(&fx, &ux, 4);
+    memcpy(&fy, &uy, 4);
+    num += ((double)fx - fy) * ((double)fx - fy);
+    den += (double)fy * fy;
+  }
+  return sqrt(num / den);
+}
 
 /* C = 1.5 op(A) op(B) + 0.5 C0 through the shim's cublasGemmEx. */
 static void gemmex(cublasHandle_t h, int ta, int tb, const float *alpha, const float *beta,
@@ -280,12 +354,19 @@ int main(void)
   }
   verdict("each layout's algorithm, rebuilt from its fields, is byte-equal to the heuristic's",
           all_rebuilt);
+  uint16_t *bias, *D, *DR;
+  CU(cudaMalloc((void **)&bias, M * 2));
+  CU(cudaMalloc((void **)&D, (size_t)LDD * N * 2));
+  CU(cudaMalloc((void **)&DR, (size_t)LDD * N * 2));
+  fill(bias, M, 4);
+  lt_call x = make_lt_call(bias);
   int lt_rebuilt;
-  lt_algo = heuristic(1, 0, 1, WS_BYTES, &lt_rebuilt);
+  lt_algo = heuristic_of(&x, &lt_rebuilt);
   gs_lt_algo_format(&lt_algo, text);
-  printf("cublasLtMatmul TN with a workspace: %s\n", text);
+  printf("cublasLtMatmul TN, bias, ldd %d, with a workspace: %s%s\n", LDD, text,
+         lt_rebuilt ? "" : " (raw)");
   used += (size_t)snprintf(rows + used, sizeof rows - used,
-                           "lt,bf16,bf16,bf16,32f,TN,default,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n", M,
+                           "lt,bf16,bf16,bf16,32f,TN,bias,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n", M,
                            N, K, text);
   char path[256];
   snprintf(path, sizeof path, "%s/gs-lt-route-%d.csv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
@@ -308,10 +389,21 @@ int main(void)
     /* the comparison is read by a later call, once the GPU has written it */
     for (int i = 0; i < 4 && count("cublaslt", GS_R_ROUTED) == ours; i++)
       gemmex(h, ta, tb, &alpha, &beta, 0, 1);
-    char what[160];
+    char what[200];
     snprintf(what, sizeof what, "%s: self-checked, then served by the route, bit-equal to "
              "cublasLtMatmul with the row's algorithm", layouts[l]);
     verdict(what, checked && count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
+    /* and close to cuBLAS's own GemmEx, past the shim (a translation
+     * mistake common to the route and its reference shows here) */
+    CU(cudaMemcpy(R, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
+    CB(real_gemmex(h, op(ta), op(tb), M, N, K, &alpha, A, CUDA_R_16BF, ta ? K : M, B,
+                   CUDA_R_16BF, tb ? N : K, &beta, R, CUDA_R_16BF, M, CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+    CU(cudaDeviceSynchronize());
+    double d = rel_diff(C, R);
+    snprintf(what, sizeof what, "%s: the route's result within 1e-2 of cuBLAS GemmEx's "
+             "(relative Frobenius difference %.2e)", layouts[l], d);
+    verdict(what, d < 1e-2);
   }
 
   /* device pointer mode */
@@ -368,30 +460,38 @@ int main(void)
     gs_config_reload();
   }
 
-  /* a cublasLtMatmul call with its own workspace: its own row (entry lt) */
+  /* a program's cublasLtMatmul: bias, D apart with its own ld, a
+   * workspace; bit-equal to the real cublasLtMatmul on the program's own
+   * objects with the row's algorithm, and C untouched */
   {
-    reference(1, 0, 1, &lt_algo);
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t la, lb, lc;
-    CB(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    const int32_t t = CUBLAS_OP_T;
-    CB(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
-    CB(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, K, M, K));
-    CB(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, K, N, K));
-    CB(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, M, N, M));
+    cublasLtMatmulAlgo_t bytes;
+    gs_lt_fns f = fns();
+    CB((cublasStatus_t)gs_lt_algo_build(&f, lt, &lt_algo, CUBLAS_COMPUTE_32F, CUDA_R_16BF,
+                                        CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, &bytes));
+    CU(cudaMemcpy(C, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
+    CU(cudaMemset(DR, 0, (size_t)LDD * N * 2));
+    CB(real_lt(lt, x.desc, &alpha, A, x.a, B, x.b, &beta, C, x.c, DR, x.d, &bytes, ws, WS_BYTES, 0));
+    CU(cudaDeviceSynchronize());
     uint64_t ours = count("cublaslt", GS_R_ROUTED);
     for (int i = 0; i < 5 && count("cublaslt", GS_R_ROUTED) == ours; i++) {
-      CU(cudaMemcpy(C, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
-      CB(cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, NULL, ws, WS_BYTES, 0));
+      CU(cudaMemset(D, 0, (size_t)LDD * N * 2));
+      CB(cublasLtMatmul(lt, x.desc, &alpha, A, x.a, B, x.b, &beta, C, x.c, D, x.d, NULL, ws,
+                        WS_BYTES, 0));
       CU(cudaDeviceSynchronize());
     }
-    verdict("cublasLtMatmul with a workspace: served by the route (after its self-check), "
-            "bit-equal with the row's algorithm",
-            count("cublaslt", GS_R_ROUTED) == ours + 1 && same(C, R));
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatmulDescDestroy(desc);
+    static uint16_t hd[LDD * N], hr[LDD * N];
+    CU(cudaMemcpy(hd, D, sizeof hd, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hr, DR, sizeof hr, cudaMemcpyDeviceToHost));
+    verdict("a program's cublasLtMatmul (bias, D apart, ldd != ldc, workspace): served by the "
+            "route after its self-check, bit-equal to cublasLtMatmul on its own objects with "
+            "the row's algorithm, C untouched",
+            count("cublaslt", GS_R_ROUTED) == ours + 1 && !memcmp(hd, hr, sizeof hd) &&
+                same(C, C0));
+    cublasLtMatrixLayoutDestroy(x.a);
+    cublasLtMatrixLayoutDestroy(x.b);
+    cublasLtMatrixLayoutDestroy(x.c);
+    cublasLtMatrixLayoutDestroy(x.d);
+    cublasLtMatmulDescDestroy(x.desc);
   }
 
   /* the raw form, and a BLAS row whose algorithm needs workspace */
