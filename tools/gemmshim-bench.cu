@@ -1298,6 +1298,8 @@ int main(int argc, char **argv) {
   if (v->runs_cublaslt) {
     const gs_lt_fns lt = lt_functions();
     gs_lt_set_fns(&lt);
+    /* the route's handle for this context, as the shim's loader makes it */
+    if (gs_lt_prepare(b.ctx_id) != 0) die("cublaslt: no cuBLASLt handle could be made\n");
     CKB(cublasLtCreate(&b.lt));
     b.ws_bytes = (size_t)lt_ws_mb << 20;
     if (b.ws_bytes) CK(cudaMalloc(&b.ws, b.ws_bytes));
