@@ -281,6 +281,23 @@ cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t lightHandle, cublasComput
   return CUBLAS_STATUS_SUCCESS;
 }
 
+/* Where each configuration attribute lives, with its documented size. */
+static void *algo_field(fake_lt_algo *o, int attr, size_t *need)
+{
+  switch (attr) {
+  case CUBLASLT_ALGO_CONFIG_ID: *need = 4; return &o->id;
+  case CUBLASLT_ALGO_CONFIG_TILE_ID: *need = 4; return &o->tile;
+  case CUBLASLT_ALGO_CONFIG_SPLITK_NUM: *need = 4; return &o->splitk;
+  case CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: *need = 4; return &o->reduction;
+  case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING: *need = 4; return &o->swizzle;
+  case CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION: *need = 4; return &o->custom;
+  case CUBLASLT_ALGO_CONFIG_STAGES_ID: *need = 4; return &o->stages;
+  case CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID: *need = 2; return &o->inner;
+  case CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID: *need = 2; return &o->cluster;
+  default: return NULL;
+  }
+}
+
 /* Each field with its documented size (ID is read-only); an algorithm
  * AlgoInit did not make is refused, which the real library cannot tell. */
 cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmulAlgo_t *algo,
@@ -292,19 +309,9 @@ cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmulAlgo_t *algo,
   if (!algo || !buf) return CUBLAS_STATUS_INVALID_VALUE;
   fake_lt_algo *o = (fake_lt_algo *)algo->data;
   if (o->magic != FAKE_LT_ALGO_MAGIC) return CUBLAS_STATUS_INVALID_VALUE;
-  void *field;
   size_t need;
-  switch (attr) {
-  case CUBLASLT_ALGO_CONFIG_TILE_ID: field = &o->tile; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_SPLITK_NUM: field = &o->splitk; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: field = &o->reduction; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING: field = &o->swizzle; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION: field = &o->custom; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_STAGES_ID: field = &o->stages; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID: field = &o->inner; need = 2; break;
-  case CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID: field = &o->cluster; need = 2; break;
-  default: return CUBLAS_STATUS_INVALID_VALUE;
-  }
+  void *field = algo_field(o, attr, &need);
+  if (!field || attr == CUBLASLT_ALGO_CONFIG_ID) return CUBLAS_STATUS_INVALID_VALUE;   /* read-only */
   if (size != need) return CUBLAS_STATUS_INVALID_VALUE;
   memcpy(field, buf, need);
   o->set |= 1u << attr;
@@ -318,20 +325,9 @@ cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t *
 {
   if (!algo || !buf) return CUBLAS_STATUS_INVALID_VALUE;
   const fake_lt_algo *o = (const fake_lt_algo *)algo->data;
-  const void *field;
   size_t need;
-  switch (attr) {
-  case CUBLASLT_ALGO_CONFIG_ID: field = &o->id; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_TILE_ID: field = &o->tile; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_SPLITK_NUM: field = &o->splitk; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME: field = &o->reduction; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING: field = &o->swizzle; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION: field = &o->custom; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_STAGES_ID: field = &o->stages; need = 4; break;
-  case CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID: field = &o->inner; need = 2; break;
-  case CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID: field = &o->cluster; need = 2; break;
-  default: return CUBLAS_STATUS_INVALID_VALUE;
-  }
+  const void *field = algo_field((fake_lt_algo *)o, attr, &need);
+  if (!field) return CUBLAS_STATUS_INVALID_VALUE;
   if (size != need) return CUBLAS_STATUS_INVALID_VALUE;
   memcpy(buf, field, need);
   if (written) *written = need;
