@@ -2,7 +2,7 @@
  * row names (lt_algo.h): the route "cublaslt". The call, BLAS or cuBLASLt,
  * is expressed as a cuBLASLt matmul built here from the descriptor alone
  * (the router has checked that a cuBLASLt call's descriptor holds nothing
- * else), on a cuBLASLt handle the shim owns per device, and run by the real
+ * else), on a cuBLASLt handle the shim owns per CUDA context, and run by the real
  * cublasLtMatmul: the numerics are cuBLAS's own.
  *
  * Workspace: a cuBLASLt call's algorithm uses at most the workspace the
