@@ -209,7 +209,7 @@ static tn_sample measured(double ratio, double ours_us)
   return s;
 }
 
-static const tn_kernel two[2] = { { "kern_a", "bf16", 0 }, { "kern_b", "bf16", 0 } };
+static const tn_kernel two[2] = { { "kern_a", "bf16", 0, "" }, { "kern_b", "bf16", 0, "" } };
 
 static void test_decide_needs_both_passes_above_the_noise(void **s)
 {
@@ -437,6 +437,133 @@ static void test_budget_then_resume_writes_the_same_table(void **s)
   free(b);
 }
 
+/* cuBLASLt's algorithms as candidates (TN_LT_ROUTE): the stand-in offers
+ * three for every call: #1 at 0.97x, #2 at 1.05x where n = 4096 (0.99x
+ * elsewhere), #3 at 1.06x in the first pass and 1.00x in the second (a
+ * lucky sample). The second pass must be asked for exactly the first
+ * pass's algorithms, in their order. Each run takes 10 fake seconds. */
+static const char *const lt_algos[3] = {
+  "id=1;tile=18;splitk=1;reduction=0;swizzle=0;custom=0;stages=10;inner=0;cluster=0;workspace=0",
+  "id=2;tile=20;splitk=1;reduction=0;swizzle=1;custom=0;stages=12;inner=0;cluster=0;workspace=0",
+  "id=3;tile=24;splitk=2;reduction=2;swizzle=0;custom=1;stages=12;inner=0;cluster=3;workspace=0",
+};
+
+static int fake_measure_lt(void *ctx, const tn_key *k, int pass, const tn_lt_cand *given,
+                           size_t n_given, tn_lt_cand *out, size_t max, size_t *n_out,
+                           char err[TN_ERR_LEN])
+{
+  (void)err;
+  fake *f = ctx;
+  f->clock += 10;
+  f->measures++;
+  if (pass == 0) {
+    assert_null(given);
+    assert_true(max >= 3);
+  } else {
+    assert_int_equal(n_given, 3);
+    for (int i = 0; i < 3; i++) assert_string_equal(given[i].algo, lt_algos[i]);
+  }
+  const double r[3] = { 0.97, k->n == 4096 ? 1.05 : 0.99, pass ? 1.00 : 1.06 };
+  for (int i = 0; i < 3; i++) {
+    memset(&out[i], 0, sizeof out[i]);
+    snprintf(out[i].algo, sizeof out[i].algo, "%s", lt_algos[i]);
+    out[i].rank = i + 1;
+    out[i].s = measured(r[i], 100.0 / r[i]);
+    snprintf(out[i].s.why, sizeof out[i].s.why, "%s", lt_algos[i]);
+  }
+  *n_out = 3;
+  return 0;
+}
+
+static const tn_kernel with_lt[3] = { { "kern_a", "bf16", 0, "" }, { "kern_b", "bf16", 0, "" },
+                                      { TN_LT_ROUTE, "bf16", 0, "" } };
+
+static int run_lt(const char *table, fake *f, double budget, int resume, tn_run_result *res,
+                  char err[TN_ERR_LEN])
+{
+  char csv[512];
+  snprintf(csv, sizeof csv, "%.400s.measurements", table);
+  tn_plan p;
+  make_plan(&p);
+  tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
+                    .budget_s = budget, .resume = resume };
+  tn_ops ops = { .measure = fake_measure, .measure_lt = fake_measure_lt, .now = fake_now,
+                 .stop = fake_stop, .ctx = f };
+  int rc = tn_run(&p, with_lt, 3, &o, &ops, res, err);
+  tn_plan_free(&p);
+  return rc;
+}
+
+/* The algorithm that won both passes gets the row, written out in
+ * lt_algo; one that won only the first does not; kern_a keeps its calls
+ * (1.08x beats 1.05x where both win); the library reads the table, with
+ * the algorithm on the row; --budget then --resume writes the same table. */
+static void test_cublaslt_algorithms_are_candidates(void **s)
+{
+  (void)s;
+  char whole[512], cut[512], err[TN_ERR_LEN];
+  path_in("lt-whole.csv", whole, sizeof whole);
+  path_in("lt-cut.csv", cut, sizeof cut);
+  fake f = { 0 };
+  tn_run_result res;
+  assert_int_equal(run_lt(whole, &f, 0, 0, &res, err), 0);
+  char *text = slurp(whole);
+  assert_non_null(text);
+  /* 4096x4096x4096 TN: kern_a 1.08 against #2 1.05 */
+  assert_non_null(strstr(text, "gemm,bf16,bf16,bf16,32f,TN,-,4096,4096,4096,1,16,kern_a,"));
+  /* 1024x8x4096 NN: kern_a 0.95, kern_b 1.01, #2 0.99, #3 1.06 then 1.00: cublas */
+  assert_non_null(strstr(text, "gemm,bf16,bf16,bf16,32f,NN,-,1024,8,4096,1,16,cublas,"));
+  assert_null(strstr(text, lt_algos[2]));
+  free(text);
+  /* a call only #2 wins: n = 4096, m not 4096 */
+  char table[512];
+  path_in("lt-one.csv", table, sizeof table);
+  tn_plan p;
+  tn_plan_init(&p);
+  tn_key k = gemm_key("bf16", "NT", 2048, 4096, 4096);
+  assert_int_equal(tn_plan_add(&p, &k), 0);
+  char csv[600];
+  snprintf(csv, sizeof csv, "%s.measurements", table);
+  tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators };
+  fake g = { 0 };
+  tn_ops ops = { .measure = fake_measure, .measure_lt = fake_measure_lt, .now = fake_now,
+                 .ctx = &g };
+  assert_int_equal(tn_run(&p, with_lt, 3, &o, &ops, &res, err), 0);
+  tn_plan_free(&p);
+  text = slurp(table);
+  char want[512];
+  snprintf(want, sizeof want, "gemm,bf16,bf16,bf16,32f,NT,-,2048,4096,4096,1,16,cublaslt,95.24,1.0500,%s\n",
+           lt_algos[1]);
+  assert_non_null(strstr(text, want));
+  gs_route_table *t = gs_rt_parse(text, strlen(text), table, NULL, 0, NULL);
+  assert_int_equal(t->n_bad, 0);
+  assert_int_equal(t->n_rows, 1);
+  assert_true(t->rows[0].has_algo);
+  assert_int_equal(t->rows[0].algo.id, 2);
+  assert_int_equal(t->rows[0].algo.swizzle, 1);
+  gs_rt_free(t);
+  free(text);
+  /* the measurements name each algorithm measured, both passes */
+  text = slurp(csv);
+  assert_non_null(strstr(text, ",cublaslt#2,2,measured,"));
+  assert_non_null(strstr(text, lt_algos[1]));
+  free(text);
+
+  /* in pieces: the same table */
+  fake h = { 0 };
+  assert_int_equal(run_lt(cut, &h, 100, 0, &res, err), 0);
+  assert_int_equal(res.stopped, 2);
+  for (int i = 0; i < 10 && res.left; i++) {
+    fake r = { 0 };
+    assert_int_equal(run_lt(cut, &r, 1, 1, &res, err), 0);
+  }
+  assert_int_equal(res.left, 0);
+  char *a = slurp(whole), *b = slurp(cut);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+}
+
 static void test_stop_leaves_no_half_measured_call(void **s)
 {
   (void)s;
@@ -533,7 +660,7 @@ static void test_no_cublas_measurement_no_table(void **s)
 static void test_opt_in_kernels_only_when_asked(void **s)
 {
   (void)s;
-  const tn_kernel kernels[2] = { { "kern_f32", "f32", 0 }, { "kern_tc", "f32", 1 } };
+  const tn_kernel kernels[2] = { { "kern_f32", "f32", 0, "" }, { "kern_tc", "f32", 1, "" } };
   char table[512], csv[512], err[TN_ERR_LEN];
   for (int asked = 0; asked < 2; asked++) {
     snprintf(table, sizeof table, "%s/optin%d.csv", dir, asked);
@@ -603,6 +730,7 @@ int main(void)
     cmocka_unit_test(test_decide_needs_both_passes_above_the_noise),
     cmocka_unit_test(test_run_writes_a_table_the_library_reads),
     cmocka_unit_test(test_budget_then_resume_writes_the_same_table),
+    cmocka_unit_test(test_cublaslt_algorithms_are_candidates),
     cmocka_unit_test(test_stop_leaves_no_half_measured_call),
     cmocka_unit_test(test_resume_refuses_another_gpus_table),
     cmocka_unit_test(test_a_fatal_measurement_keeps_the_finished_rows),
