@@ -44,6 +44,9 @@ run_check decode_split "$B/dev/decode_split/sweep"
 if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   run_check bench-sgemm "$B/tools/gemmshim-bench" --kernel sgemm_simt \
     --shapes bench/shapes/sgemm.txt --csv "$OUT/bench-sgemm.csv"
+  # cuBLASLt's own first 8 zero-workspace algorithms against cuBLAS's first pick
+  run_check bench-cublaslt "$B/tools/gemmshim-bench" --kernel cublaslt --dtype bf16 --lt-top 8 \
+    --shapes bench/shapes/bf16_lt14.txt --preheat-ms 3000 --csv "$OUT/bench-cublaslt.csv"
   for k in gemm_decode_bf16 gemm_decode_f16; do
     run_check "bench-$k" "$B/tools/gemmshim-bench" --kernel $k --shapes bench/shapes/decode.txt \
       --roofline --csv "$OUT/bench-$k.csv"
