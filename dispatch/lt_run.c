@@ -23,6 +23,47 @@ void gs_lt_set_fns(const gs_lt_fns *f)
 
 #define OK(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) return (int)s_; } while (0)
 
+int gs_lt_algo_read(const gs_lt_fns *f, const cublasLtMatmulAlgo_t *bytes, gs_lt_algo *out)
+{
+  memset(out, 0, sizeof *out);
+  size_t w;
+#define GET(attr, field) OK(f->algo_get(bytes, attr, &out->field, sizeof out->field, &w))
+  GET(CUBLASLT_ALGO_CONFIG_ID, id);
+  GET(CUBLASLT_ALGO_CONFIG_TILE_ID, tile);
+  GET(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, splitk);
+  GET(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, reduction);
+  GET(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swizzle);
+  GET(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, custom);
+  GET(CUBLASLT_ALGO_CONFIG_STAGES_ID, stages);
+  GET(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, inner);
+  GET(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
+#undef GET
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+static int same_fields(const gs_lt_algo *x, const gs_lt_algo *y)
+{
+  return x->id == y->id && x->tile == y->tile && x->splitk == y->splitk &&
+         x->reduction == y->reduction && x->swizzle == y->swizzle && x->custom == y->custom &&
+         x->stages == y->stages && x->inner == y->inner && x->cluster == y->cluster;
+}
+
+int gs_lt_algo_of(const gs_lt_fns *f, cublasLtHandle_t h, const cublasLtMatmulAlgo_t *bytes,
+                  uint64_t workspace, int compute, int a_type, int b_type, int c_type, int d_type,
+                  gs_lt_algo *out)
+{
+  OK(gs_lt_algo_read(f, bytes, out));
+  out->workspace = workspace;
+  cublasLtMatmulAlgo_t rebuilt;
+  if (gs_lt_algo_build(f, h, out, compute, a_type, b_type, c_type, d_type, &rebuilt) !=
+          CUBLAS_STATUS_SUCCESS ||
+      memcmp(rebuilt.data, bytes->data, sizeof rebuilt.data)) {
+    out->has_raw = 1;
+    memcpy(out->raw, bytes->data, sizeof out->raw);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 int gs_lt_algo_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_lt_algo *algo,
                      int compute, int a_type, int b_type, int c_type, int d_type,
                      cublasLtMatmulAlgo_t *out)
@@ -30,25 +71,8 @@ int gs_lt_algo_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_lt_algo *a
   if (algo->has_raw) {
     memcpy(out->data, algo->raw, sizeof out->data);
     gs_lt_algo back;
-    memset(&back, 0, sizeof back);
-    size_t w;
-#define GET(attr, field) OK(f->algo_get(out, attr, &back.field, sizeof back.field, &w))
-    GET(CUBLASLT_ALGO_CONFIG_ID, id);
-    GET(CUBLASLT_ALGO_CONFIG_TILE_ID, tile);
-    GET(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, splitk);
-    GET(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, reduction);
-    GET(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, swizzle);
-    GET(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, custom);
-    GET(CUBLASLT_ALGO_CONFIG_STAGES_ID, stages);
-    GET(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, inner);
-    GET(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
-#undef GET
-    if (back.id != algo->id || back.tile != algo->tile || back.splitk != algo->splitk ||
-        back.reduction != algo->reduction || back.swizzle != algo->swizzle ||
-        back.custom != algo->custom || back.stages != algo->stages || back.inner != algo->inner ||
-        back.cluster != algo->cluster)
-      return CUBLAS_STATUS_INVALID_VALUE;
-    return CUBLAS_STATUS_SUCCESS;
+    OK(gs_lt_algo_read(f, out, &back));
+    return same_fields(&back, algo) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
   }
   memset(out, 0, sizeof *out);
   OK(f->algo_init(h, (cublasComputeType_t)compute, CUDA_R_32F, (cudaDataType_t)a_type,

@@ -61,6 +61,17 @@ typedef struct gs_lt_matmul {
   size_t workspace_size;
 } gs_lt_matmul;
 
+/* The configuration fields of algorithm bytes (the rest of *out zero).
+ * Returns a cublasStatus_t. */
+int gs_lt_algo_read(const gs_lt_fns *fns, const cublasLtMatmulAlgo_t *bytes, gs_lt_algo *out);
+
+/* Algorithm bytes (a heuristic's) as a row writes them: their fields and
+ * workspace, and where Init plus those fields does not rebuild the bytes
+ * exactly, the raw bytes too (out->has_raw). Returns a cublasStatus_t. */
+int gs_lt_algo_of(const gs_lt_fns *fns, cublasLtHandle_t h, const cublasLtMatmulAlgo_t *bytes,
+                  uint64_t workspace, int compute, int a_type, int b_type, int c_type, int d_type,
+                  gs_lt_algo *out);
+
 /* Build the matmul for call g with arguments a (pointers, leading
  * dimensions, scalars: the self-check and A/B mode redirect the output)
  * and algorithm algo on handle h (algo NULL: the descriptor and layouts

@@ -329,8 +329,14 @@ static void make_plan(tn_plan *p)
   assert_int_equal(tn_plan_add(p, &f), 0);
 }
 
-static int run(const char *table, fake *f, double budget, int resume, tn_run_result *res,
-               char err[TN_ERR_LEN])
+typedef int (*measure_lt_fn)(void *, const tn_key *, int, const tn_lt_cand *, size_t,
+                             tn_lt_cand *, size_t, size_t *, char[TN_ERR_LEN]);
+
+/* make_plan's calls tuned into table over kernels (measure_lt: NULL, or
+ * the cuBLASLt stand-in for TN_LT_ROUTE). */
+static int run_over(const char *table, fake *f, double budget, int resume, tn_run_result *res,
+                    char err[TN_ERR_LEN], const tn_kernel *kernels, size_t n_kernels,
+                    measure_lt_fn measure_lt)
 {
   char csv[512];
   snprintf(csv, sizeof csv, "%.400s.measurements", table);
@@ -338,10 +344,28 @@ static int run(const char *table, fake *f, double budget, int resume, tn_run_res
   make_plan(&p);
   tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
                     .budget_s = budget, .resume = resume };
-  tn_ops ops = { .measure = fake_measure, .now = fake_now, .stop = fake_stop, .ctx = f };
-  int rc = tn_run(&p, two, 2, &o, &ops, res, err);
+  tn_ops ops = { .measure = fake_measure, .measure_lt = measure_lt, .now = fake_now,
+                 .stop = fake_stop, .ctx = f };
+  int rc = tn_run(&p, kernels, n_kernels, &o, &ops, res, err);
   tn_plan_free(&p);
   return rc;
+}
+
+static int run(const char *table, fake *f, double budget, int resume, tn_run_result *res,
+               char err[TN_ERR_LEN])
+{
+  return run_over(table, f, budget, resume, res, err, two, 2, NULL);
+}
+
+/* The two files hold the same text. */
+static void assert_same_file(const char *x, const char *y)
+{
+  char *a = slurp(x), *b = slurp(y);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
 }
 
 static void test_run_writes_a_table_the_library_reads(void **s)
@@ -431,10 +455,7 @@ static void test_budget_then_resume_writes_the_same_table(void **s)
     assert_int_equal(run(cut, &h, 1, 1, &res, err), 0);
   }
   assert_int_equal(res.left, 0);
-  char *a = slurp(whole), *b = slurp(cut);
-  assert_string_equal(a, b);
-  free(a);
-  free(b);
+  assert_same_file(whole, cut);
 }
 
 /* cuBLASLt's algorithms as candidates (TN_LT_ROUTE): the stand-in offers
@@ -481,17 +502,7 @@ static const tn_kernel with_lt[3] = { { "kern_a", "bf16", 0, "" }, { "kern_b", "
 static int run_lt(const char *table, fake *f, double budget, int resume, tn_run_result *res,
                   char err[TN_ERR_LEN])
 {
-  char csv[512];
-  snprintf(csv, sizeof csv, "%.400s.measurements", table);
-  tn_plan p;
-  make_plan(&p);
-  tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
-                    .budget_s = budget, .resume = resume };
-  tn_ops ops = { .measure = fake_measure, .measure_lt = fake_measure_lt, .now = fake_now,
-                 .stop = fake_stop, .ctx = f };
-  int rc = tn_run(&p, with_lt, 3, &o, &ops, res, err);
-  tn_plan_free(&p);
-  return rc;
+  return run_over(table, f, budget, resume, res, err, with_lt, 3, fake_measure_lt);
 }
 
 /* The algorithm that won both passes gets the row, written out in
@@ -558,10 +569,7 @@ static void test_cublaslt_algorithms_are_candidates(void **s)
     assert_int_equal(run_lt(cut, &r, 1, 1, &res, err), 0);
   }
   assert_int_equal(res.left, 0);
-  char *a = slurp(whole), *b = slurp(cut);
-  assert_string_equal(a, b);
-  free(a);
-  free(b);
+  assert_same_file(whole, cut);
 }
 
 static void test_stop_leaves_no_half_measured_call(void **s)
@@ -587,10 +595,7 @@ static void test_stop_leaves_no_half_measured_call(void **s)
   assert_int_equal(run(cut, &h, 0, 1, &res, err), 0);
   assert_int_equal(res.kept, 1);
   assert_int_equal(res.tuned, 3);
-  char *a = slurp(whole), *b = slurp(cut);
-  assert_string_equal(a, b);
-  free(a);
-  free(b);
+  assert_same_file(whole, cut);
 }
 
 static void test_resume_refuses_another_gpus_table(void **s)

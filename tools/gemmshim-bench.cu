@@ -1056,13 +1056,6 @@ struct LtCand {
                    -1: given */
 };
 
-template <typename T>
-static void get_cfg(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoConfigAttributes_t attr,
-                    T *out) {
-  size_t written = 0;
-  CKB(cublasLtMatmulAlgoConfigGetAttribute(&a, attr, out, sizeof *out, &written));
-}
-
 /* cuBLASLt's top algorithms for the call as the shim would run it: the
  * descriptor the route builds, the call's alignment, the workspace the
  * route may use (none for a BLAS call), and where the math mode disallows
@@ -1113,27 +1106,12 @@ static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int
   }
   for (int i = 0; i < got; ++i) {
     if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
-    const cublasLtMatmulAlgo_t &a = res[i].algo;
     LtCand c;
     memset(&c, 0, sizeof c);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_ID, &c.algo.id);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.algo.tile);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &c.algo.splitk);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &c.algo.reduction);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.algo.swizzle);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.algo.custom);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.algo.stages);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &c.algo.inner);
-    get_cfg(a, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.algo.cluster);
-    c.algo.workspace = res[i].workspaceSize;
-    cublasLtMatmulAlgo_t rebuilt;
-    int bst = gs_lt_algo_build(&f, b.lt, &c.algo, gs_lt_compute_of(&g), g.a_type, g.b_type,
-                               g.c_type, g.d_type, &rebuilt);
-    c.rebuilt = bst == CUBLAS_STATUS_SUCCESS && !memcmp(rebuilt.data, a.data, sizeof a.data);
-    if (!c.rebuilt) {
-      c.algo.has_raw = 1;
-      memcpy(c.algo.raw, a.data, sizeof a.data);
-    }
+    CKB((cublasStatus_t)gs_lt_algo_of(&f, b.lt, &res[i].algo, res[i].workspaceSize,
+                                      gs_lt_compute_of(&g), g.a_type, g.b_type, g.c_type,
+                                      g.d_type, &c.algo));
+    c.rebuilt = !c.algo.has_raw;
     c.rank = i + 1;
     out.push_back(c);
   }

@@ -96,7 +96,7 @@ static gs_lt_fns fns(void)
 
 /* The call as the shim describes a BLAS GemmEx (or, with workspace, a
  * cublasLtMatmul) of layout ta, tb, and its arguments. */
-static void describe(int ta, int tb, int is_lt, gs_gemm *g, gs_kernel_args *a, const float *ab)
+static void describe(int ta, int tb, gs_gemm *g, gs_kernel_args *a, const float *ab)
 {
   memset(g, 0, sizeof *g);
   g->a_type = g->b_type = g->c_type = g->d_type = CUDA_R_16BF;
@@ -106,10 +106,7 @@ static void describe(int ta, int tb, int is_lt, gs_gemm *g, gs_kernel_args *a, c
   g->m = M, g->n = N, g->k = K, g->batch = 1;
   g->lda = ta ? K : M, g->ldb = tb ? N : K, g->ldc = g->ldd = M;
   g->math_mode = CUBLAS_DEFAULT_MATH;
-  g->is_lt = is_lt;
-  g->epilogue = is_lt ? CUBLASLT_EPILOGUE_DEFAULT : GS_NONE;
-  g->workspace = is_lt ? ws : NULL;
-  g->workspace_size = is_lt ? WS_BYTES : 0;
+  g->epilogue = GS_NONE;
   memset(a, 0, sizeof *a);
   a->m = M, a->n = N, a->k = K, a->trans_a = ta, a->trans_b = tb;
   a->A = A, a->lda = g->lda, a->B = B, a->ldb = g->ldb;
@@ -117,75 +114,60 @@ static void describe(int ta, int tb, int is_lt, gs_gemm *g, gs_kernel_args *a, c
   a->alpha = ab[0], a->beta = ab[1];
 }
 
-/* A heuristic's algorithm as a row writes it; *rebuilt: whether the fields
- * rebuild its bytes (else the raw bytes are kept). */
-static gs_lt_algo from_heuristic(const cublasLtMatmulHeuristicResult_t *r, int *rebuilt)
+/* The last algorithm cuBLASLt's heuristic offers for a matmul (most likely
+ * not cuBLAS's own first pick), with at most max_ws of workspace and the
+ * reduction schemes of mask, as a row writes it: its fields, and the raw
+ * bytes where the fields do not rebuild them. */
+static gs_lt_algo last_offered(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t la,
+                               cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t lc,
+                               cublasLtMatrixLayout_t ld, uint64_t max_ws, uint32_t mask)
 {
-  gs_lt_algo x;
-  memset(&x, 0, sizeof x);
-  size_t wr;
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &x.id, sizeof x.id, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &x.tile, sizeof x.tile, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &x.splitk, sizeof x.splitk, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &x.reduction, sizeof x.reduction, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &x.swizzle, sizeof x.swizzle, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &x.custom, sizeof x.custom, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &x.stages, sizeof x.stages, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, &x.inner, sizeof x.inner, &wr));
-  CB(cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &x.cluster, sizeof x.cluster, &wr));
-  x.workspace = r->workspaceSize;
-  gs_lt_fns f = fns();
-  cublasLtMatmulAlgo_t back;
-  *rebuilt = gs_lt_algo_build(&f, lt, &x, CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF,
-                              CUDA_R_16BF, CUDA_R_16BF, &back) == CUBLAS_STATUS_SUCCESS &&
-             !memcmp(back.data, r->algo.data, sizeof back.data);
-  if (!*rebuilt) {
-    x.has_raw = 1;
-    memcpy(x.raw, r->algo.data, sizeof x.raw);
-  }
-  return x;
-}
-
-/* cuBLASLt's first heuristic algorithm for the call as the route builds
- * it (zero workspace for a BLAS call; the caller's for an Lt call); the
- * fields rebuild it byte for byte (*rebuilt) or not. */
-static gs_lt_algo heuristic(int ta, int tb, int is_lt, size_t max_ws, int *rebuilt)
-{
-  static const float ab[2] = { 1.5f, 0.5f };
-  gs_gemm g;
-  gs_kernel_args a;
-  describe(ta, tb, is_lt, &g, &a, ab);
-  gs_lt_fns f = fns();
-  gs_lt_matmul mm;
-  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, NULL, &mm));
   cublasLtMatmulPreference_t pref;
   CB(cublasLtMatmulPreferenceCreate(&pref));
-  uint64_t w = max_ws;
-  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &w, sizeof w));
+  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
+                                          sizeof max_ws));
+  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
+                                          sizeof mask));
   cublasLtMatmulHeuristicResult_t res[4];
   int got = 0;
-  CB(cublasLtMatmulAlgoGetHeuristic(lt, (cublasLtMatmulDesc_t)&mm.desc,
-                                    (cublasLtMatrixLayout_t)&mm.layout[0],
-                                    (cublasLtMatrixLayout_t)&mm.layout[1],
-                                    (cublasLtMatrixLayout_t)&mm.layout[2],
-                                    (cublasLtMatrixLayout_t)&mm.layout[3], pref, 4, res, &got));
+  CB(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, ld, pref, 4, res, &got));
   cublasLtMatmulPreferenceDestroy(pref);
   if (got < 1) {
     fprintf(stderr, "check_lt_route: cuBLASLt has no algorithm for the call\n");
     exit(1);
   }
-  /* the last one offered: most likely not cuBLAS's own first pick */
-  return from_heuristic(&res[got - 1], rebuilt);
+  gs_lt_fns f = fns();
+  gs_lt_algo x;
+  CB((cublasStatus_t)gs_lt_algo_of(&f, lt, &res[got - 1].algo, res[got - 1].workspaceSize,
+                                   CUBLAS_COMPUTE_32F, CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF,
+                                   CUDA_R_16BF, &x));
+  return x;
 }
 
-/* R = what the real cublasLtMatmul gives with algo from C0 (the route's
- * reference), host scalars. */
-static void reference(int ta, int tb, int is_lt, const gs_lt_algo *algo)
+/* For a BLAS call of layout ta, tb as the route builds it: no workspace,
+ * any reduction scheme. */
+static gs_lt_algo heuristic(int ta, int tb)
 {
   static const float ab[2] = { 1.5f, 0.5f };
   gs_gemm g;
   gs_kernel_args a;
-  describe(ta, tb, is_lt, &g, &a, ab);
+  describe(ta, tb, &g, &a, ab);
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, NULL, &mm));
+  return last_offered((cublasLtMatmulDesc_t)&mm.desc, (cublasLtMatrixLayout_t)&mm.layout[0],
+                      (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
+                      (cublasLtMatrixLayout_t)&mm.layout[3], 0, CUBLASLT_REDUCTION_SCHEME_MASK);
+}
+
+/* R = what the real cublasLtMatmul gives with algo from C0 (the route's
+ * reference), host scalars. */
+static void reference(int ta, int tb, const gs_lt_algo *algo)
+{
+  static const float ab[2] = { 1.5f, 0.5f };
+  gs_gemm g;
+  gs_kernel_args a;
+  describe(ta, tb, &g, &a, ab);
   gs_lt_fns f = fns();
   gs_lt_matmul mm;
   CU(cudaMemcpy(R, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
@@ -223,27 +205,14 @@ static lt_call make_lt_call(const uint16_t *bias)
   return x;
 }
 
-/* cuBLASLt's last offered algorithm for the program's own objects, under
- * the route's rules for a cuBLASLt call: the caller's workspace, no
- * scheme that reduces in the output type. */
-static gs_lt_algo heuristic_of(const lt_call *x, int *rebuilt)
+/* For the program's own objects, under the route's rules for a cuBLASLt
+ * call: the caller's workspace, no scheme that reduces in the output type. */
+static gs_lt_algo heuristic_of(const lt_call *x)
 {
-  cublasLtMatmulPreference_t pref;
-  CB(cublasLtMatmulPreferenceCreate(&pref));
-  uint64_t w = WS_BYTES;
-  uint32_t mask = CUBLASLT_REDUCTION_SCHEME_MASK &
-                  ~(uint32_t)(CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
-  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &w, sizeof w));
-  CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
-  cublasLtMatmulHeuristicResult_t res[4];
-  int got = 0;
-  CB(cublasLtMatmulAlgoGetHeuristic(lt, x->desc, x->a, x->b, x->c, x->d, pref, 4, res, &got));
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (got < 1) {
-    fprintf(stderr, "check_lt_route: cuBLASLt has no algorithm for the cuBLASLt call\n");
-    exit(1);
-  }
-  return from_heuristic(&res[got - 1], rebuilt);
+  return last_offered(x->desc, x->a, x->b, x->c, x->d, WS_BYTES,
+                      CUBLASLT_REDUCTION_SCHEME_MASK &
+                          ~(uint32_t)(CUBLASLT_REDUCTION_SCHEME_INPLACE |
+                                      CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE));
 }
 
 /* The relative Frobenius difference of two BF16 m x n results. */
@@ -343,8 +312,8 @@ int main(void)
   size_t used = 0;
   int all_rebuilt = 1;
   for (int l = 0; l < 4; l++) {
-    int rebuilt;
-    algo[l] = heuristic(l & 1, l >> 1, 0, 0, &rebuilt);
+    algo[l] = heuristic(l & 1, l >> 1);
+    const int rebuilt = !algo[l].has_raw;
     all_rebuilt &= rebuilt;
     gs_lt_algo_format(&algo[l], text);
     printf("%s: %s%s\n", layouts[l], text, rebuilt ? "" : " (raw: the fields do not rebuild it)");
@@ -360,11 +329,10 @@ int main(void)
   CU(cudaMalloc((void **)&DR, (size_t)LDD * N * 2));
   fill(bias, M, 4);
   lt_call x = make_lt_call(bias);
-  int lt_rebuilt;
-  lt_algo = heuristic_of(&x, &lt_rebuilt);
+  lt_algo = heuristic_of(&x);
   gs_lt_algo_format(&lt_algo, text);
   printf("cublasLtMatmul TN, bias, ldd %d, with a workspace: %s%s\n", LDD, text,
-         lt_rebuilt ? "" : " (raw)");
+         lt_algo.has_raw ? " (raw)" : "");
   used += (size_t)snprintf(rows + used, sizeof rows - used,
                            "lt,bf16,bf16,bf16,32f,TN,bias,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n", M,
                            N, K, text);
@@ -387,7 +355,7 @@ int main(void)
   /* every layout: self-check first, then the route, bit for bit */
   for (int l = 0; l < 4; l++) {
     int ta = l & 1, tb = l >> 1;
-    reference(ta, tb, 0, &algo[l]);
+    reference(ta, tb, &algo[l]);
     uint64_t sc = count("cublas", GS_R_SELFCHECK), ours = count("cublaslt", GS_R_ROUTED);
     gemmex(h, ta, tb, &alpha, &beta, 0, 1);
     int checked = count("cublas", GS_R_SELFCHECK) == sc + 1;
@@ -417,7 +385,7 @@ int main(void)
     CU(cudaMalloc((void **)&d_ab, 8));
     CU(cudaMemcpy(d_ab, (float[2]){ alpha, beta }, 8, cudaMemcpyHostToDevice));
     CB(cublasSetPointerMode_v2(h, CUBLAS_POINTER_MODE_DEVICE));
-    reference(1, 0, 0, &algo[1]);
+    reference(1, 0, &algo[1]);
     uint64_t ours = count("cublaslt", GS_R_ROUTED);
     gemmex(h, 1, 0, d_ab, d_ab + 1, 0, 1);
     verdict("device pointer mode: served by the route, bit-equal",
@@ -431,7 +399,7 @@ int main(void)
     cudaStream_t s;
     CU(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     CB(cublasSetStream_v2(h, s));
-    reference(1, 0, 0, &algo[1]);
+    reference(1, 0, &algo[1]);
     uint64_t ours = count("cublaslt", GS_R_ROUTED);
     cudaGraph_t g;
     cudaGraphExec_t ge;
@@ -455,7 +423,7 @@ int main(void)
     setenv("GEMMSHIM_AB", "1", 1);
     setenv("GEMMSHIM_AB_MODE", "use", 1);
     gs_config_reload();
-    reference(1, 0, 0, &algo[1]);
+    reference(1, 0, &algo[1]);
     uint64_t compared = count("cublaslt", GS_R_AB_COMPARED);
     gemmex(h, 1, 0, &alpha, &beta, 0, 1);
     verdict("A/B use: the route serves, compared with cuBLAS, bit-equal",
@@ -518,7 +486,7 @@ int main(void)
              M, N, K, t1, M, N, K, t2);
     write_table(path, rows2);
     use_table(path);
-    reference(1, 0, 0, &algo[1]);
+    reference(1, 0, &algo[1]);
     uint64_t ours = count("cublaslt", GS_R_ROUTED);
     gemmex(h, 1, 0, &alpha, &beta, 0, 1);
     verdict("the raw form: served by the route, bit-equal",
