@@ -1,0 +1,368 @@
+/* f32-emu: CPU emulation of FP32 GEMM on the tensor cores, to predict the
+ * error of a split scheme against cuBLAS SGEMM before any kernel runs.
+ *
+ * Each output element is one dot product of length K, computed by:
+ *   sgemm    FP32 fused multiply-adds in K order (a SIMT SGEMM's thread:
+ *            its measured randn errors follow this model, see
+ *            kernels/gemm_f32_bf16x9.md);
+ *   3xtf32   the shipped 3xTF32 kernel's order (kernels/gemm_f32_3xtf32.md):
+ *            per K-step of 32, a chunk accumulator takes cross*small and
+ *            small*cross per k8 substep, then the four big*big k8 products;
+ *            the chunk is added to an FP32 main accumulator;
+ *   bf16xN-shared  three BF16 parts, per K-step of 64 one chunk
+ *            accumulator takes the lower products (smallest class first),
+ *            then hi*hi, and is added to the FP32 main accumulator;
+ *   bf16xN-sep  hi*hi alone in the chunk accumulator (added to main each
+ *            K-step); the lower products in a second accumulator that the
+ *            tensor core carries over all of K; D = main + low;
+ *   bf16xN-sep2 as sep, the low accumulator added to an FP32 sum each
+ *            K-step too;
+ * where N = 6 (products with i + j <= 2) or 9 (all).
+ *
+ * The tensor core's accumulation is tools/tc_model.h's block fused
+ * multiply-add: --prec (alignment window P), --block-bf16 and --block-tf32
+ * (products per block), --round rz|rn (the block sum's rounding) and
+ * --acc-apart 0|1 set it; the defaults (P 25, blocks 16 and 8, rz) fit the
+ * 3xTF32 kernel's measured randn errors. --chunk 16|32|64 is the K length
+ * of the hi*hi chunk in the sep modes (default 64).
+ *
+ * Data classes (the issue's): randn; wide = randn * exp(4 N(0,1));
+ * uniform [0, 1). Errors against an FP64 reference: relative Frobenius over
+ * the sampled outputs, and the worst |D - ref|_ij / (|A| |B|)_ij.
+ *
+ * Usage: f32-emu [--algos a,b,...] [--classes c,...] [--ks k,...]
+ *                [--seeds N] [--outputs N] [--block-bf16 B] [--block-tf32 B]
+ *                [--prec P] [--round rz|rn] [--acc-apart 0|1] [--chunk C]
+ *                [--threads T]
+ * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/bf16x3_split.h"
+#include "../kernels/tf32_split.h"
+#include "tc_model.h"
+
+/* The tensor core's accumulation (tools/tc_model.h) for BF16 k16 and TF32
+ * k8 instructions, and the K length of the hi*hi chunk in the sep modes. */
+static gs_tc_model tc_bf16 = { 25, 16, 0, 0 }, tc_tf32 = { 25, 8, 0, 0 };
+static int hi_chunk = 64;
+
+/* ------------------------------------------------------------- algorithms */
+
+enum { ALG_SGEMM, ALG_3XTF32, ALG_X6_SHARED, ALG_X6_SEP, ALG_X6_SEP2, ALG_X9_SHARED,
+       ALG_X9_SEP, ALG_X9_SEP2, ALG_N };
+static const char *const alg_name[ALG_N] = { "sgemm", "3xtf32", "bf16x6-shared", "bf16x6-sep",
+                                             "bf16x6-sep2", "bf16x9-shared", "bf16x9-sep",
+                                             "bf16x9-sep2" };
+
+/* A row's or column's parts, K long each. */
+typedef struct parts {
+  float *p[4]; /* bf16: hi, mid, lo, cross; tf32: big, small, cross */
+} parts;
+
+static void split_bf16(const float *v, int k, parts *o)
+{
+  for (int i = 0; i < k; i++) {
+    const gs_bf16x3 s = gs_bf16x3_split(v[i]);
+    o->p[0][i] = gs_bf16_value(s.hi);
+    o->p[1][i] = gs_bf16_value(s.mid);
+    o->p[2][i] = gs_bf16_value(s.lo);
+    o->p[3][i] = gs_bf16_value(s.cross);
+  }
+}
+
+static void split_tf32(const float *v, int k, parts *o)
+{
+  for (int i = 0; i < k; i++) {
+    const gs_tf32_parts s = gs_tf32_split(v[i]);
+    o->p[0][i] = s.big;
+    o->p[1][i] = s.small;
+    o->p[2][i] = s.cross;
+  }
+}
+
+static float dot_sgemm(const float *a, const float *b, int k)
+{
+  float acc = 0.0f;
+  for (int i = 0; i < k; i++) acc = fmaf(a[i], b[i], acc);
+  return acc;
+}
+
+static float dot_3xtf32(const parts *a, const parts *b, int k)
+{
+  float main_acc = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += 32) {
+    float chk = 0.0f;
+    for (int j = 0; j < 4; j++) {
+      const int o = k0 + 8 * j;
+      chk = gs_tc_mma(&tc_tf32, chk, a->p[2] + o, b->p[1] + o, 8); /* cross_a x small_b */
+      chk = gs_tc_mma(&tc_tf32, chk, a->p[1] + o, b->p[2] + o, 8); /* small_a x cross_b */
+    }
+    for (int j = 0; j < 4; j++) {
+      const int o = k0 + 8 * j;
+      chk = gs_tc_mma(&tc_tf32, chk, a->p[0] + o, b->p[0] + o, 8);
+    }
+    main_acc += chk;
+  }
+  return main_acc;
+}
+
+/* The lower products (i, j) of a BF16 split, by class i + j: which parts,
+ * with cross standing for hi wherever it meets a lower part. */
+typedef struct pair { int a, b; } pair;
+static const pair low6[] = { { 3, 2 }, { 2, 3 }, { 1, 1 }, /* class 2 */
+                             { 3, 1 }, { 1, 3 } };          /* class 1 */
+static const pair low9[] = { { 2, 2 },                      /* class 4 */
+                             { 1, 2 }, { 2, 1 },            /* class 3 */
+                             { 3, 2 }, { 2, 3 }, { 1, 1 },  /* class 2 */
+                             { 3, 1 }, { 1, 3 } };          /* class 1 */
+/* (index 3 is cross: hi, or 0 where the value is not finite) */
+
+static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
+{
+  const pair *low = nine ? low9 : low6;
+  const int n_low = nine ? 8 : 5;
+  float main_acc = 0.0f, low_acc = 0.0f, low_sum = 0.0f;
+  for (int k0 = 0; k0 < k; k0 += 64) {
+    float chk = 0.0f, lchk = 0.0f;
+    for (int s = 0; s < 64; s += 16) {
+      const int o = k0 + s;
+      for (int i = 0; i < n_low; i++) {
+        const float *x = a->p[low[i].a] + o, *y = b->p[low[i].b] + o;
+        if (mode == 0) chk = gs_tc_mma(&tc_bf16, chk, x, y, 16);
+        else if (mode == 1) low_acc = gs_tc_mma(&tc_bf16, low_acc, x, y, 16);
+        else lchk = gs_tc_mma(&tc_bf16, lchk, x, y, 16);
+      }
+    }
+    for (int s = 0; s < 64; s += 16) {
+      const int o = k0 + s;
+      chk = gs_tc_mma(&tc_bf16, chk, a->p[0] + o, b->p[0] + o, 16);
+      if (mode != 0 && (s + 16) % hi_chunk == 0) {
+        main_acc += chk;
+        chk = 0.0f;
+      }
+    }
+    if (mode == 0) main_acc += chk;
+    if (mode == 2) low_sum += lchk;
+  }
+  if (mode == 1) return main_acc + low_acc;
+  if (mode == 2) return main_acc + low_sum;
+  return main_acc;
+}
+
+/* ------------------------------------------------------------------- data */
+
+static uint64_t rng_next(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static double rng_u01(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1p-53; }
+static double rng_normal(uint64_t *s)
+{
+  const double u = rng_u01(s), v = rng_u01(s);
+  return sqrt(-2.0 * log(u > 0 ? u : 0x1p-60)) * cos(6.283185307179586 * v);
+}
+
+enum { CL_RANDN, CL_WIDE, CL_UNIFORM, CL_N };
+static const char *const class_name[CL_N] = { "randn", "wide", "uniform" };
+
+static float draw(int cls, uint64_t *s)
+{
+  if (cls == CL_RANDN) return (float)rng_normal(s);
+  if (cls == CL_WIDE) return (float)(rng_normal(s) * exp(4.0 * rng_normal(s)));
+  return (float)rng_u01(s);
+}
+
+/* ------------------------------------------------------------------ runs */
+
+typedef struct job {
+  int algo, cls, k, seed, outputs;
+  const float *A, *B; /* outputs rows / columns of k values */
+  const parts *pa, *pb;
+  int first, step;
+  double err2, ref2, elem;
+} job;
+
+static void *run_rows(void *arg)
+{
+  job *j = arg;
+  const int n = j->outputs;
+  for (int r = j->first; r < n; r += j->step) {
+    const float *a = j->A + (size_t)r * j->k;
+    for (int c = 0; c < n; c++) {
+      const float *b = j->B + (size_t)c * j->k;
+      double ref = 0.0, mag = 0.0;
+      for (int i = 0; i < j->k; i++) {
+        ref += (double)a[i] * (double)b[i];
+        mag += fabs((double)a[i] * (double)b[i]);
+      }
+      float d;
+      switch (j->algo) {
+      case ALG_SGEMM: d = dot_sgemm(a, b, j->k); break;
+      case ALG_3XTF32: d = dot_3xtf32(&j->pa[r], &j->pb[c], j->k); break;
+      case ALG_X6_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 0); break;
+      case ALG_X6_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 1); break;
+      case ALG_X6_SEP2: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 2); break;
+      case ALG_X9_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 0); break;
+      case ALG_X9_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 1); break;
+      default: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 2); break;
+      }
+      const double e = (double)d - ref;
+      j->err2 += e * e;
+      j->ref2 += ref * ref;
+      if (mag > 0 && fabs(e) / mag > j->elem) j->elem = fabs(e) / mag;
+    }
+  }
+  return NULL;
+}
+
+static parts *make_parts(const float *v, int rows, int k, int tf32)
+{
+  parts *p = calloc((size_t)rows, sizeof *p);
+  for (int r = 0; r < rows; r++) {
+    for (int i = 0; i < 4; i++) p[r].p[i] = malloc((size_t)k * sizeof(float));
+    if (tf32) split_tf32(v + (size_t)r * k, k, &p[r]);
+    else split_bf16(v + (size_t)r * k, k, &p[r]);
+  }
+  return p;
+}
+
+static void free_parts(parts *p, int rows)
+{
+  for (int r = 0; r < rows; r++)
+    for (int i = 0; i < 4; i++) free(p[r].p[i]);
+  free(p);
+}
+
+static void measure(int algo, const float *A, const float *B, const parts *pa,
+                    const parts *pb, int k, int outputs, int threads, double *err, double *elem)
+{
+  job jobs[64];
+  pthread_t tid[64];
+  for (int t = 0; t < threads; t++) {
+    jobs[t] = (job){ .algo = algo, .k = k, .outputs = outputs, .A = A, .B = B, .pa = pa,
+                     .pb = pb, .first = t, .step = threads };
+    pthread_create(&tid[t], NULL, run_rows, &jobs[t]);
+  }
+  double e2 = 0, r2 = 0, el = 0;
+  for (int t = 0; t < threads; t++) {
+    pthread_join(tid[t], NULL);
+    e2 += jobs[t].err2;
+    r2 += jobs[t].ref2;
+    if (jobs[t].elem > el) el = jobs[t].elem;
+  }
+  *err = sqrt(e2 / r2);
+  *elem = el;
+}
+
+static int list_of(const char *s, const char *const *names, int n, int *out)
+{
+  int cnt = 0;
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", s);
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    int found = -1;
+    for (int i = 0; i < n; i++)
+      if (!strcmp(tok, names[i])) found = i;
+    if (found < 0) {
+      fprintf(stderr, "f32-emu: unknown name '%s'\n", tok);
+      exit(2);
+    }
+    out[cnt++] = found;
+  }
+  return cnt;
+}
+
+int main(int argc, char **argv)
+{
+  int algos[ALG_N], n_algos = 0, classes[CL_N], n_classes = 0, ks[16], n_ks = 0;
+  int seeds = 3, outputs = 32, threads = 2;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      fprintf(stderr, "f32-emu: %s needs a value\n", argv[i]);
+      return 2;
+    }
+    if (!strcmp(argv[i], "--algos")) n_algos = list_of(v, alg_name, ALG_N, algos);
+    else if (!strcmp(argv[i], "--classes")) n_classes = list_of(v, class_name, CL_N, classes);
+    else if (!strcmp(argv[i], "--ks")) {
+      char buf[256];
+      snprintf(buf, sizeof buf, "%s", v);
+      for (char *t = strtok(buf, ","); t && n_ks < 16; t = strtok(NULL, ",")) ks[n_ks++] = atoi(t);
+    } else if (!strcmp(argv[i], "--seeds")) seeds = atoi(v);
+    else if (!strcmp(argv[i], "--outputs")) outputs = atoi(v);
+    else if (!strcmp(argv[i], "--block-bf16")) tc_bf16.block = atoi(v);
+    else if (!strcmp(argv[i], "--block-tf32")) tc_tf32.block = atoi(v);
+    else if (!strcmp(argv[i], "--prec")) tc_bf16.prec = tc_tf32.prec = atoi(v);
+    else if (!strcmp(argv[i], "--round")) {
+      if (strcmp(v, "rn") && strcmp(v, "rz")) {
+        fprintf(stderr, "f32-emu: --round takes rn or rz\n");
+        return 2;
+      }
+      tc_bf16.round_nearest = tc_tf32.round_nearest = !strcmp(v, "rn");
+    }
+    else if (!strcmp(argv[i], "--acc-apart")) tc_bf16.acc_apart = tc_tf32.acc_apart = atoi(v);
+    else if (!strcmp(argv[i], "--chunk")) hi_chunk = atoi(v);
+    else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
+    else {
+      fprintf(stderr, "f32-emu: unknown option %s\n", argv[i]);
+      return 2;
+    }
+    i++;
+  }
+  if (!n_algos)
+    for (int a = 1; a < ALG_N; a++) algos[n_algos++] = a;
+  if (!n_classes)
+    for (int c = 0; c < CL_N; c++) classes[n_classes++] = c;
+  if (!n_ks) ks[0] = 256, ks[1] = 4096, n_ks = 2;
+  if (threads < 1 || threads > 64 || outputs < 1 || seeds < 1 || tc_bf16.prec < 24 || tc_bf16.prec > 40 ||
+      (hi_chunk != 16 && hi_chunk != 32 && hi_chunk != 64) || tc_bf16.block < 1 ||
+      16 % tc_bf16.block || tc_tf32.block < 1 || 8 % tc_tf32.block) {
+    fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--chunk\n");
+    return 2;
+  }
+  printf("# f32-emu: block_bf16 %d, block_tf32 %d, prec %d, round %s, acc_apart %d, chunk %d, "
+         "%d x %d outputs\n",
+         tc_bf16.block, tc_tf32.block, tc_bf16.prec, tc_bf16.round_nearest ? "rn" : "rz",
+         tc_bf16.acc_apart, hi_chunk, outputs, outputs);
+  printf("algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio\n");
+  for (int ci = 0; ci < n_classes; ci++)
+    for (int ki = 0; ki < n_ks; ki++)
+      for (int seed = 1; seed <= seeds; seed++) {
+        const int k = ks[ki];
+        if (k <= 0 || k % 64) {
+          fprintf(stderr, "f32-emu: K must be a positive multiple of 64\n");
+          return 2;
+        }
+        uint64_t s = 0x5eed0000ull + (uint64_t)seed * 7919 + (uint64_t)classes[ci] * 104729;
+        float *A = malloc((size_t)outputs * k * sizeof(float));
+        float *B = malloc((size_t)outputs * k * sizeof(float));
+        for (size_t i = 0; i < (size_t)outputs * k; i++) A[i] = draw(classes[ci], &s);
+        for (size_t i = 0; i < (size_t)outputs * k; i++) B[i] = draw(classes[ci], &s);
+        parts *ta = make_parts(A, outputs, k, 1), *tb = make_parts(B, outputs, k, 1);
+        parts *ba = make_parts(A, outputs, k, 0), *bb = make_parts(B, outputs, k, 0);
+        double se, sel;
+        measure(ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, &se, &sel);
+        for (int ai = 0; ai < n_algos; ai++) {
+          const int a = algos[ai];
+          double e = se, el = sel;
+          if (a != ALG_SGEMM)
+            measure(a, A, B, a == ALG_3XTF32 ? ta : ba, a == ALG_3XTF32 ? tb : bb, k, outputs,
+                    threads, &e, &el);
+          printf("%s,%s,%d,%d,%.4e,%.4e,%.3f,%.4e,%.4e,%.3f\n", alg_name[a],
+                 class_name[classes[ci]], k, seed, e, se, e / se, el, sel, el / sel);
+          fflush(stdout);
+        }
+        free_parts(ta, outputs), free_parts(tb, outputs), free_parts(ba, outputs),
+            free_parts(bb, outputs);
+        free(A), free(B);
+      }
+  return 0;
+}

@@ -1,0 +1,73 @@
+/* A model of the tensor core's FP32 accumulation (host C), shared by the
+ * CPU emulation (tools/f32-emu.c) and the probe that fits it on the device
+ * (dev/tc_probe/probe.cu).
+ *
+ * One instruction's products are exact. A block of `block` products (the
+ * instruction's K split into K / block blocks, in order) and the
+ * accumulator are aligned to the largest term's leading bit; every term is
+ * truncated toward zero below `prec` bits from there; the terms are summed
+ * exactly; the sum is rounded to FP32, toward zero (round_nearest 0) or to
+ * nearest even (1). With acc_apart the accumulator takes no part in the
+ * alignment: the products' block sum is formed as above (from 0) and then
+ * added to the accumulator with one more rounding of the same kind.
+ * (Fasi, Higham, Mikaitis and Pranesh; Khattak and Mikaitis describe the
+ * model family; the parameters here are fitted by the probe.) */
+#ifndef GS_TC_MODEL_H
+#define GS_TC_MODEL_H
+
+#include <math.h>
+
+typedef struct gs_tc_model {
+  int prec, block, round_nearest, acc_apart;
+} gs_tc_model;
+
+/* s (exact, in double) rounded to FP32 by the model's rounding. */
+static inline float gs_tc_round(const gs_tc_model *m, double s)
+{
+  float f = (float)s; /* to nearest even */
+  if (!m->round_nearest && fabs((double)f) > fabs(s)) f = nextafterf(f, 0.0f);
+  return f;
+}
+
+static inline float gs_tc_block_sum(const gs_tc_model *m, float acc, const double *p, int n)
+{
+  int emax = -100000, e;
+  if (acc != 0.0f) {
+    frexp(acc, &e);
+    emax = e;
+  }
+  for (int i = 0; i < n; i++)
+    if (p[i] != 0.0) {
+      frexp(p[i], &e);
+      if (e > emax) emax = e;
+    }
+  if (emax == -100000) return acc;
+  const double q = ldexp(1.0, emax - m->prec);
+  double s = trunc((double)acc / q) * q;
+  for (int i = 0; i < n; i++) s += trunc(p[i] / q) * q;
+  return gs_tc_round(m, s);
+}
+
+/* acc + p[0] + ... + p[n-1] for one block. */
+static inline float gs_tc_block(const gs_tc_model *m, float acc, const double *p, int n)
+{
+  if (!m->acc_apart) return gs_tc_block_sum(m, acc, p, n);
+  const float s = gs_tc_block_sum(m, 0.0f, p, n);
+  return gs_tc_round(m, (double)acc + (double)s);
+}
+
+/* One instruction's contribution to one accumulator element: len products
+ * x[i] * y[i] (len <= 64) in blocks of m->block. */
+static inline float gs_tc_mma(const gs_tc_model *m, float acc, const float *x, const float *y,
+                              int len)
+{
+  double p[64];
+  for (int i0 = 0; i0 < len; i0 += m->block) {
+    const int n = len - i0 < m->block ? len - i0 : m->block;
+    for (int i = 0; i < n; i++) p[i] = (double)x[i0 + i] * (double)y[i0 + i];
+    acc = gs_tc_block(m, acc, p, n);
+  }
+  return acc;
+}
+
+#endif
