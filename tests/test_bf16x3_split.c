@@ -2,7 +2,8 @@
  *   hi is the BF16 nearest x (ties to even; found here by comparing the two
  *     neighbouring BF16 values in double), or x truncated where that nearest
  *     value would be Inf; hi is finite for finite x;
- *   mid and lo are BF16 patterns, |mid| <= 2^-7 |x|, |lo| <= 2^-15 |x|;
+ *   mid is the BF16 nearest x - hi; |mid| <= 2^-8 |x|, |lo| <= 2^-16 |x|
+ *     (2^-7, 2^-15 where hi was truncated);
  *   hi + mid + lo == x exactly for |x| >= 2^-110 (GS_BF16X3_EXACT_MIN), and
  *     within 2^-134 below;
  *   cross == hi for finite x;
@@ -33,13 +34,16 @@ static uint16_t nearest(float x, int *overflow)
   const uint16_t up = (uint16_t)(down + 1);  /* away from zero */
   const double dx = fabs((double)x);
   const double dd = fabs(bf16d(down));
-  const double du = fabs(bf16d(up)); /* may be Inf */
+  /* past the largest BF16 the next value would be 2^128 (IEEE rounding
+   * to nearest goes to Inf from halfway there) */
+  const int up_inf = up == 0x7f80u || up == 0xff80u;
+  const double du = up_inf ? 0x1p128 : fabs(bf16d(up));
   *overflow = 0;
   if (dx - dd < du - dx) return down;
-  if (dx - dd > du - dx) return up == 0x7f80u || up == 0xff80u ? (*overflow = 1, down) : up;
+  if (dx - dd > du - dx) return up_inf ? (*overflow = 1, down) : up;
   /* a tie: the even one */
   const uint16_t even = (down & 1u) ? up : down;
-  if (even == 0x7f80u || even == 0xff80u) *overflow = 1;
+  if (even == up && up_inf) *overflow = 1;
   return *overflow ? down : even;
 }
 
@@ -66,8 +70,14 @@ static void *check(void *arg)
     const uint16_t want = nearest(x, &overflow);
     if (p.hi != want || !isfinite(gs_bf16_value(p.hi))) s->round_bad++, note(s, u);
     const double ax = fabs((double)x);
-    if (fabs(bf16d(p.mid)) > ldexp(ax, -7) || fabs(bf16d(p.lo)) > ldexp(ax, -15))
+    /* 2^-8 and 2^-16 when hi was rounded, 2^-7 and 2^-15 after the
+     * overflow truncation */
+    const int e = overflow ? 7 : 8;
+    if (fabs(bf16d(p.mid)) > ldexp(ax, -e) || fabs(bf16d(p.lo)) > ldexp(ax, -2 * e))
       s->part_bad++, note(s, u);
+    /* mid is the BF16 nearest x - hi (exact in FP32) */
+    int mid_overflow;
+    if (p.mid != nearest(x - gs_bf16_value(p.hi), &mid_overflow)) s->part_bad++, note(s, u);
     const double sum = bf16d(p.hi) + bf16d(p.mid) + bf16d(p.lo); /* exact in double */
     if ((u & 0x7fffffffu) >= GS_BF16X3_EXACT_MIN) {
       if (sum != (double)x) s->exact_bad++, note(s, u);
@@ -106,7 +116,7 @@ int main(void)
     all.nonfinite_bad += sh[t].nonfinite_bad;
     if (sh[t].any_bad && !all.any_bad) all.first_bad = sh[t].first_bad, all.any_bad = 1;
   }
-  printf("test_bf16x3_split: hi rounding %llu bad, part bounds %llu, exact sum %llu, "
+  printf("test_bf16x3_split: hi rounding %llu bad, mid rounding and part bounds %llu, exact sum %llu, "
          "sum below 2^-110 %llu, cross %llu, non-finite %llu\n",
          (unsigned long long)all.round_bad, (unsigned long long)all.part_bad,
          (unsigned long long)all.exact_bad, (unsigned long long)all.near_bad,

@@ -33,7 +33,10 @@
  * Usage: f32-emu [--algos a,b,...] [--classes c,...] [--ks k,...]
  *                [--seeds N] [--outputs N] [--block-bf16 B] [--block-tf32 B]
  *                [--prec P] [--round rz|rn] [--acc-apart 0|1] [--chunk C]
+ *                [--prec-tf32 P] [--round-tf32 rz|rn] [--acc-apart-tf32 0|1]
  *                [--threads T]
+ * (--prec, --round, --acc-apart set both instructions; the -tf32 forms,
+ * given after them, set TF32's alone, as dev/tc_probe prints them.)
  * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio */
 #include <math.h>
 #include <pthread.h>
@@ -156,28 +159,14 @@ static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
 
 /* ------------------------------------------------------------------- data */
 
-static uint64_t rng_next(uint64_t *s)
-{
-  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double rng_u01(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1p-53; }
-static double rng_normal(uint64_t *s)
-{
-  const double u = rng_u01(s), v = rng_u01(s);
-  return sqrt(-2.0 * log(u > 0 ? u : 0x1p-60)) * cos(6.283185307179586 * v);
-}
-
 enum { CL_RANDN, CL_WIDE, CL_UNIFORM, CL_N };
 static const char *const class_name[CL_N] = { "randn", "wide", "uniform" };
 
 static float draw(int cls, uint64_t *s)
 {
-  if (cls == CL_RANDN) return (float)rng_normal(s);
-  if (cls == CL_WIDE) return (float)(rng_normal(s) * exp(4.0 * rng_normal(s)));
-  return (float)rng_u01(s);
+  if (cls == CL_RANDN) return (float)gs_rng_normal(s);
+  if (cls == CL_WIDE) return (float)(gs_rng_normal(s) * exp(4.0 * gs_rng_normal(s)));
+  return (float)gs_rng_u01(s);
 }
 
 /* ------------------------------------------------------------------ runs */
@@ -249,7 +238,10 @@ static void measure(int algo, const float *A, const float *B, const parts *pa,
   for (int t = 0; t < threads; t++) {
     jobs[t] = (job){ .algo = algo, .k = k, .outputs = outputs, .A = A, .B = B, .pa = pa,
                      .pb = pb, .first = t, .step = threads };
-    pthread_create(&tid[t], NULL, run_rows, &jobs[t]);
+    if (pthread_create(&tid[t], NULL, run_rows, &jobs[t])) {
+      fprintf(stderr, "f32-emu: pthread_create failed\n");
+      exit(1);
+    }
   }
   double e2 = 0, r2 = 0, el = 0;
   for (int t = 0; t < threads; t++) {
@@ -271,8 +263,8 @@ static int list_of(const char *s, const char *const *names, int n, int *out)
     int found = -1;
     for (int i = 0; i < n; i++)
       if (!strcmp(tok, names[i])) found = i;
-    if (found < 0) {
-      fprintf(stderr, "f32-emu: unknown name '%s'\n", tok);
+    if (found < 0 || cnt == n) {
+      fprintf(stderr, "f32-emu: unknown or repeated name '%s'\n", tok);
       exit(2);
     }
     out[cnt++] = found;
@@ -309,6 +301,9 @@ int main(int argc, char **argv)
       tc_bf16.round_nearest = tc_tf32.round_nearest = !strcmp(v, "rn");
     }
     else if (!strcmp(argv[i], "--acc-apart")) tc_bf16.acc_apart = tc_tf32.acc_apart = atoi(v);
+    else if (!strcmp(argv[i], "--prec-tf32")) tc_tf32.prec = atoi(v);
+    else if (!strcmp(argv[i], "--round-tf32")) tc_tf32.round_nearest = !strcmp(v, "rn");
+    else if (!strcmp(argv[i], "--acc-apart-tf32")) tc_tf32.acc_apart = atoi(v);
     else if (!strcmp(argv[i], "--chunk")) hi_chunk = atoi(v);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
     else {
@@ -322,7 +317,8 @@ int main(int argc, char **argv)
   if (!n_classes)
     for (int c = 0; c < CL_N; c++) classes[n_classes++] = c;
   if (!n_ks) ks[0] = 256, ks[1] = 4096, n_ks = 2;
-  if (threads < 1 || threads > 64 || outputs < 1 || seeds < 1 || tc_bf16.prec < 24 || tc_bf16.prec > 40 ||
+  if (threads < 1 || threads > 64 || outputs < 1 || seeds < 1 || tc_bf16.prec < 24 || tc_bf16.prec > 60 || tc_tf32.prec < 24 ||
+      tc_tf32.prec > 60 ||
       (hi_chunk != 16 && hi_chunk != 32 && hi_chunk != 64) || tc_bf16.block < 1 ||
       16 % tc_bf16.block || tc_tf32.block < 1 || 8 % tc_tf32.block) {
     fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--chunk\n");

@@ -1,6 +1,6 @@
 /* A model of the tensor core's FP32 accumulation (host C), shared by the
  * CPU emulation (tools/f32-emu.c) and the probe that fits it on the device
- * (dev/tc_probe/probe.cu).
+ * (dev/tc_probe/probe.cu), and the random data both draw.
  *
  * One instruction's products are exact. A block of `block` products (the
  * instruction's K split into K / block blocks, in order) and the
@@ -16,6 +16,7 @@
 #define GS_TC_MODEL_H
 
 #include <math.h>
+#include <stdint.h>
 
 typedef struct gs_tc_model {
   int prec, block, round_nearest, acc_apart;
@@ -68,6 +69,22 @@ static inline float gs_tc_mma(const gs_tc_model *m, float acc, const float *x, c
     acc = gs_tc_block(m, acc, p, n);
   }
   return acc;
+}
+
+/* The random data of the emulation and the probe: splitmix64 and
+ * Box-Muller normals. */
+static inline uint64_t gs_rng_next(uint64_t *s)
+{
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static inline double gs_rng_u01(uint64_t *s) { return (double)(gs_rng_next(s) >> 11) * 0x1p-53; }
+static inline double gs_rng_normal(uint64_t *s)
+{
+  const double u = gs_rng_u01(s), v = gs_rng_u01(s);
+  return sqrt(-2.0 * log(u > 0 ? u : 0x1p-60)) * cos(6.283185307179586 * v);
 }
 
 #endif
