@@ -160,8 +160,8 @@ static Nvml nvml;
 /* --data: the distribution of A, B and C. Uniform is the default and the
  * only one for BF16 and FP16 data; randn and wide (randn * exp(4 N(0,1)),
  * a wide dynamic range) are for FP32 kernels. */
-enum Dist { DIST_UNIFORM, DIST_RANDN, DIST_WIDE };
-static const char *const dist_names[] = {"uniform", "randn", "wide"};
+enum Dist { DIST_UNIFORM, DIST_RANDN, DIST_WIDE, DIST_UNIFORM01, DIST_COUNT };
+static const char *const dist_names[DIST_COUNT] = {"uniform", "randn", "wide", "uniform01"};
 
 __device__ __forceinline__ uint64_t mix64(uint64_t x) {
   x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
@@ -185,9 +185,11 @@ __device__ __forceinline__ float randn_at(uint64_t seed, size_t i, int which) {
 __global__ void fill_f32(float *p, size_t n, uint64_t seed, int dist) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
-    p[i] = dist == DIST_UNIFORM ? uniform_at(seed, i)
-           : dist == DIST_RANDN ? randn_at(seed, i, 0)
-                                : randn_at(seed, i, 0) * expf(4.f * randn_at(seed, i, 1));
+    p[i] = dist == DIST_UNIFORM     ? uniform_at(seed, i)
+           : dist == DIST_UNIFORM01 ? (float)(mix64(seed * 0x9e3779b97f4a7c15ull + i) >> 40) *
+                                          (1.0f / 16777216.0f) /* [0, 1) */
+           : dist == DIST_RANDN     ? randn_at(seed, i, 0)
+                                    : randn_at(seed, i, 0) * expf(4.f * randn_at(seed, i, 1));
   }
 }
 /* bf16: the uniform draw rounded to bf16 (0.5 where that rounds to 0). */
@@ -555,6 +557,124 @@ static void run_cublas(const Bench &b, const Problem &p, const f16 *A, const f16
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
 }
 
+/* ------------------------------------------------------------- accuracy */
+/* --accuracy (FP32 kernels): ours and cuBLAS SGEMM against an FP64
+ * reference over every output, per seed: the relative Frobenius error
+ * ||D - ref|| / ||ref|| and the worst |D - ref|_ij / (|A| |B|)_ij; both
+ * references by cublasDgemm on FP64 copies (of |A| and |B| for the
+ * second). */
+__global__ void to_f64(const float *src, double *dst, size_t n, int take_abs) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    dst[i] = take_abs ? fabs((double)src[i]) : (double)src[i];
+}
+
+/* out[0] += sum (D - ref)^2, out[1] += sum ref^2, out[2] = max of
+ * |D - ref| / mag (as the bits of a non-negative double; NaN counts as
+ * the largest). */
+__global__ void acc_metrics(const float *D, int64_t ldd, const double *ref, const double *mag,
+                            int64_t m, int64_t n, double *out) {
+  double e2 = 0, r2 = 0, worst = 0;
+  const size_t total = (size_t)m * n;
+  for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
+       t += (size_t)gridDim.x * blockDim.x) {
+    const int64_t i = (int64_t)(t % m), j = (int64_t)(t / m);
+    const double r = ref[t], e = (double)D[i + j * ldd] - r;
+    e2 += e * e, r2 += r * r;
+    const double w = mag[t] > 0 ? fabs(e) / mag[t] : (e != 0 ? INFINITY : 0.0);
+    if (!(w <= worst)) worst = w != w ? INFINITY : w;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    e2 += __shfl_down_sync(0xffffffffu, e2, o);
+    r2 += __shfl_down_sync(0xffffffffu, r2, o);
+    worst = fmax(worst, __shfl_down_sync(0xffffffffu, worst, o));
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&out[0], e2);
+    atomicAdd(&out[1], r2);
+    atomicMax(reinterpret_cast<unsigned long long *>(&out[2]),
+              (unsigned long long)__double_as_longlong(worst));
+  }
+}
+
+enum Outcome { MEASURED, OUTSIDE, REFUSED };
+
+struct AccRow {
+  double ours_err, cub_err, ours_elem, cub_elem;
+};
+
+/* One shape over seeds 1..nseeds (data seeds 7000 + 2 s, 7001 + 2 s).
+ * OUTSIDE (*why set) as bench_shape. */
+static Outcome accuracy_shape(const Bench &b, const Problem &p, int nseeds,
+                              std::vector<AccRow> &rows, gs_reason *why) {
+  rows.clear();
+  *why = fits(b, describe(b, p, nullptr, nullptr, nullptr), false);
+  if (*why != GS_R_ROUTED) return OUTSIDE;
+  float *A, *B, *Do, *Dc;
+  double *A64, *B64, *ref, *mag, *sums;
+  const size_t mn = (size_t)p.m * p.n;
+  CK(cudaMalloc(&A, p.a_elems() * 4));
+  CK(cudaMalloc(&B, p.b_elems() * 4));
+  CK(cudaMalloc(&Do, p.c_elems() * 4));
+  CK(cudaMalloc(&Dc, p.c_elems() * 4));
+  CK(cudaMalloc(&A64, p.a_elems() * 8));
+  CK(cudaMalloc(&B64, p.b_elems() * 8));
+  CK(cudaMalloc(&ref, mn * 8));
+  CK(cudaMalloc(&mag, mn * 8));
+  CK(cudaMalloc(&sums, 3 * 8));
+  auto release = [&]() {
+    cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(A64), cudaFree(B64);
+    cudaFree(ref), cudaFree(mag), cudaFree(sums);
+  };
+  *why = fits(b, describe(b, p, A, B, Do), true);
+  if (*why == GS_R_ROUTED) *why = fits(b, describe(b, p, A, B, Dc), true);
+  if (*why != GS_R_ROUTED) return release(), OUTSIDE;
+  const double one = 1.0, zero = 0.0;
+  const cublasOperation_t ta = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  auto dgemm = [&](double *out) {
+    CKB(cublasDgemm(b.h, ta, tb, (int)p.m, (int)p.n, (int)p.k, &one, A64, (int)p.lda, B64,
+                    (int)p.ldb, &zero, out, (int)p.m));
+  };
+  auto metrics = [&](const float *D, double *err, double *elem) {
+    CK(cudaMemset(sums, 0, 3 * 8));
+    acc_metrics<<<1024, 256>>>(D, p.ldc, ref, mag, p.m, p.n, sums);
+    CKL();
+    double h[3];
+    CK(cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost));
+    *err = h[1] > 0 ? sqrt(h[0] / h[1]) : (h[0] > 0 ? INFINITY : 0.0);
+    *elem = h[2];
+  };
+  for (int s = 1; s <= nseeds; ++s) {
+    fill_data(A, p.a_elems(), 7000 + 2 * s, b.dist);
+    fill_data(B, p.b_elems(), 7001 + 2 * s, b.dist);
+    to_f64<<<1024, 256>>>(A, A64, p.a_elems(), 0);
+    to_f64<<<1024, 256>>>(B, B64, p.b_elems(), 0);
+    CKL();
+    dgemm(ref);
+    to_f64<<<1024, 256>>>(A, A64, p.a_elems(), 1);
+    to_f64<<<1024, 256>>>(B, B64, p.b_elems(), 1);
+    CKL();
+    dgemm(mag);
+    fill_nan(Do, p.c_elems());
+    fill_nan(Dc, p.c_elems());
+    gs_kernel_args ka = kernel_args(b, p, A, B, Do);
+    const gs_kstatus st = b.v->launch(&ka);
+    if (st == GS_K_UNSUPPORTED) return release(), REFUSED;
+    if (st != GS_K_OK)
+      die("%s: launch status %d for %lld x %lld x %lld %s\n", b.v->name, (int)st, (long long)p.m,
+          (long long)p.n, (long long)p.k, layout_name(p.ta, p.tb));
+    run_cublas(b, p, A, B, Dc);
+    CK(cudaDeviceSynchronize());
+    AccRow r;
+    metrics(Do, &r.ours_err, &r.ours_elem);
+    metrics(Dc, &r.cub_err, &r.cub_elem);
+    rows.push_back(r);
+  }
+  release();
+  return MEASURED;
+}
+
 /* ------------------------------------------------------------- benchmark */
 struct Row {
   double ours_tf, cub_tf, ratio, ours_err, cub_err, ours_us, cub_us;
@@ -562,7 +682,6 @@ struct Row {
   double ceil_us, floor_us; /* --roofline */
   int mhz, watts, samples, reps, nsets, path;
 };
-enum Outcome { MEASURED, OUTSIDE, REFUSED };
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -898,12 +1017,19 @@ static void usage() {
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
           "                      [--data uniform|randn|wide] [--roofline] [--self]\n"
           "                      [--device N] [--math-mode N]\n"
+          "       gemmshim-bench --kernel NAME --shapes FILE --accuracy [--seeds N]\n"
+          "                      [--data uniform|randn|wide|uniform01] [--csv OUT]\n"
           "       gemmshim-bench --kernel cublaslt --dtype bf16|f16 --shapes FILE\n"
           "                      (--lt-top N | --lt-algos FILE) [--lt-workspace-mb MB] ...\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
-          "  --data randn|wide: FP32 kernels only (default uniform in [-1, 1)).\n"
+          "  --data randn|wide|uniform01: FP32 kernels only (default uniform in\n"
+          "  [-1, 1); uniform01: [0, 1)).\n"
+          "  --accuracy (FP32 kernels): no timing; per shape and seed (--seeds, 3)\n"
+          "  ours and cuBLAS SGEMM against FP64 over every output: relative\n"
+          "  Frobenius error and worst |D - ref| / (|A| |B|); exit 1 when a shape's\n"
+          "  median ratio is over 1.0 or its worst over 1.1 (either measure).\n"
           "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
           "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n"
           "  --self: cuBLAS against itself, timed as a kernel would be (the method's\n"
@@ -1140,12 +1266,77 @@ static std::vector<LtCand> read_algos(const char *path) {
   return out;
 }
 
+/* --accuracy over the shapes: a line per seed, then per shape the median
+ * and worst of ours / cuBLAS over the seeds, against the FP32 tensor-core
+ * target (median <= 1.0, worst <= 1.1, for both measures). 1 when a shape
+ * misses it or an error is NaN, 0 otherwise. */
+static int run_accuracy(const Bench &b, const std::vector<Problem> &shapes, int nseeds,
+                        const char *header, const char *csv) {
+  FILE *out = nullptr;
+  if (csv) {
+    out = fopen(csv, "w");
+    if (!out) die("%s: %s\n", csv, strerror(errno));
+    fputs(header, out);
+    fprintf(out, "# accuracy: every output against FP64 (cublasDgemm), seeds 1..%d; elem = the "
+                 "worst |D - ref| / (|A| |B|)\n", nseeds);
+    fputs("m,n,k,layout,data,seed,ours_err,cublas_err,ratio,ours_elem,cublas_elem,elem_ratio\n",
+          out);
+  }
+  printf("%-22s %-3s %4s %10s %10s %7s %10s %10s %7s\n", "shape (m n k)", "lay", "seed",
+         "ours err", "cuBLAS err", "ratio", "ours elem", "cuB elem", "ratio");
+  int missed = 0;
+  for (const Problem &p : shapes) {
+    const char *lay = layout_name(p.ta, p.tb);
+    char shape[64];
+    snprintf(shape, sizeof shape, "%lld %lld %lld", (long long)p.m, (long long)p.n,
+             (long long)p.k);
+    std::vector<AccRow> rows;
+    gs_reason why = GS_R_ROUTED;
+    const Outcome o = accuracy_shape(b, p, nseeds, rows, &why);
+    if (o != MEASURED) {
+      if (o == OUTSIDE)
+        printf("%-22s %-3s   outside the kernel's class: %s\n", shape, lay, gs_reason_name(why));
+      else
+        printf("%-22s %-3s   ** the launcher refused a call its table entry takes **\n", shape,
+               lay), missed = 1;
+      continue;
+    }
+    std::vector<double> ratio, elem_ratio;
+    for (size_t s = 0; s < rows.size(); ++s) {
+      const AccRow &r = rows[s];
+      ratio.push_back(r.ours_err / r.cub_err);
+      elem_ratio.push_back(r.ours_elem / r.cub_elem);
+      printf("%-22s %-3s %4zu %10.3e %10.3e %7.3f %10.3e %10.3e %7.3f\n", shape, lay, s + 1,
+             r.ours_err, r.cub_err, ratio.back(), r.ours_elem, r.cub_elem, elem_ratio.back());
+      if (out)
+        fprintf(out, "%lld,%lld,%lld,%s,%s,%zu,%.4e,%.4e,%.4f,%.4e,%.4e,%.4f\n", (long long)p.m,
+                (long long)p.n, (long long)p.k, lay, dist_names[b.dist], s + 1, r.ours_err,
+                r.cub_err, ratio.back(), r.ours_elem, r.cub_elem, elem_ratio.back());
+    }
+    const double rmed = median(ratio), emed = median(elem_ratio);
+    const double rmax = *std::max_element(ratio.begin(), ratio.end());
+    const double emax = *std::max_element(elem_ratio.begin(), elem_ratio.end());
+    /* NaN compares false: a NaN error misses */
+    const bool ok = rmed <= 1.0 && rmax <= 1.1 && emed <= 1.0 && emax <= 1.1;
+    printf("# %s %s %s: ratio median %.3f worst %.3f, elem median %.3f worst %.3f: %s\n", shape,
+           lay, dist_names[b.dist], rmed, rmax, emed, emax,
+           ok ? "meets median <= 1.0, worst <= 1.1" : "MISSES median <= 1.0, worst <= 1.1");
+    if (out)
+      fprintf(out, "# %s %s %s: ratio median %.4f worst %.4f, elem median %.4f worst %.4f\n",
+              shape, lay, dist_names[b.dist], rmed, rmax, emed, emax);
+    if (!ok) missed = 1;
+    fflush(stdout);
+  }
+  if (out) fclose(out);
+  return missed;
+}
+
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
   int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
   const char *dtype_arg = nullptr, *lt_algos_path = nullptr;
-  int lt_top = 0, lt_ws_mb = 0;
+  int lt_top = 0, lt_ws_mb = 0, accuracy = 0, nseeds = 3;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -1176,6 +1367,8 @@ int main(int argc, char **argv) {
     else if (a == "--lt-top") next_int(1, &lt_top);
     else if (a == "--lt-algos") lt_algos_path = next();
     else if (a == "--lt-workspace-mb") next_int(0, &lt_ws_mb);
+    else if (a == "--accuracy") accuracy = 1;
+    else if (a == "--seeds") next_int(1, &nseeds);
     else usage(), exit(2);
   }
   if (do_list) {
@@ -1227,11 +1420,13 @@ int main(int argc, char **argv) {
     die("%s: data type %d (%d-byte elements): not one this bench measures\n", v->name,
         b.dtype, v->elem_bytes);
   b.dist = -1;
-  for (int d = 0; d < 3; ++d)
+  for (int d = 0; d < DIST_COUNT; ++d)
     if (!strcmp(data, dist_names[d])) b.dist = d;
   if (b.dist < 0 || (!f32 && b.dist != DIST_UNIFORM))
-    die("--data %s: expected uniform, or randn or wide for an FP32 kernel (%s is %s)\n", data,
-        v->name, dtype_name(b.dtype));
+    die("--data %s: expected uniform, or randn, wide or uniform01 for an FP32 kernel (%s is "
+        "%s)\n", data, v->name, dtype_name(b.dtype));
+  if (accuracy && (!f32 || v->runs_cublaslt))
+    die("--accuracy: FP32 kernels only (%s is %s)\n", v->name, dtype_name(b.dtype));
   if (sm_target && !v->honours_sm_target)
     die("--sm-target: %s does not honour an SM-count target (its entry says so)\n", v->name);
   b.sm_target = sm_target;
@@ -1319,6 +1514,11 @@ int main(int argc, char **argv) {
   fputs(header, stdout);
   fflush(stdout);
 
+  if (accuracy) {
+    const int rc = run_accuracy(b, shapes, nseeds, header, csv);
+    cublasDestroy(b.h);
+    return rc;
+  }
   FILE *out = nullptr;
   if (csv) {
     out = fopen(csv, "w");
