@@ -12,19 +12,24 @@
  *   bf16xN-shared  three BF16 parts, per K-step of 64 one chunk
  *            accumulator takes the lower products (smallest class first),
  *            then hi*hi, and is added to the FP32 main accumulator;
- *   bf16xN-sep  hi*hi alone in the chunk accumulator (added to main each
- *            K-step); the lower products in a second accumulator that the
+ *   bf16xN-sep  hi*hi alone in the chunk accumulator (added to main every
+ *            --chunk K); the lower products in a second accumulator that the
  *            tensor core carries over all of K; D = main + low;
- *   bf16xN-sep2 as sep, the low accumulator added to an FP32 sum each
- *            K-step too;
+ *   bf16xN-sepc as sep, with the rounding error of each FADD into main
+ *            (exact, by TwoSum) added to the low accumulator;
+ *   slices   --slices S fixed-point BF16 slices of each row and column
+ *            scaled by a power of two (the Ozaki scheme), the slice
+ *            products of classes below S summed per chunk in the tensor
+ *            core, the chunks in FP64, one rounding at the end;
  * where N = 6 (products with i + j <= 2) or 9 (all).
  *
  * The tensor core's accumulation is tools/tc_model.h's block fused
  * multiply-add: --prec (alignment window P), --block-bf16 and --block-tf32
  * (products per block), --round rz|rn (the block sum's rounding) and
  * --acc-apart 0|1 set it; the defaults (P 25, blocks 16 and 8, rz) fit the
- * 3xTF32 kernel's measured randn errors. --chunk 16|32|64 is the K length
- * of the hi*hi chunk in the sep modes (default 64).
+ * 3xTF32 kernel's measured randn errors. --chunk C (a multiple of 16) is
+ * the K length of the hi*hi chunk in the sep modes (default 64; at least
+ * K: never promoted before the end). The slices' chunk is the same C.
  *
  * Data classes (the issue's): randn; wide = randn * exp(4 N(0,1));
  * uniform [0, 1). Errors against an FP64 reference: relative Frobenius over
@@ -34,7 +39,11 @@
  *                [--seeds N] [--outputs N] [--block-bf16 B] [--block-tf32 B]
  *                [--prec P] [--round rz|rn] [--acc-apart 0|1] [--chunk C]
  *                [--prec-tf32 P] [--round-tf32 rz|rn] [--acc-apart-tf32 0|1]
- *                [--threads T]
+ *                [--threads T] [--slices S] [--full N [--top T] [--sample R]]
+ * --full N: an N x N output matrix; every reference is computed, and the
+ * errors of the T largest outputs plus R others drawn at random (scaled
+ * to their count) estimate the full matrix's Frobenius error, which the
+ * largest outputs carry (elem is then over those outputs only).
  * (--prec, --round, --acc-apart set both instructions; the -tf32 forms,
  * given after them, set TF32's alone, as dev/tc_probe prints them.)
  * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio */
@@ -56,16 +65,45 @@ static int hi_chunk = 64;
 
 /* ------------------------------------------------------------- algorithms */
 
-enum { ALG_SGEMM, ALG_3XTF32, ALG_X6_SHARED, ALG_X6_SEP, ALG_X6_SEP2, ALG_X9_SHARED,
-       ALG_X9_SEP, ALG_X9_SEP2, ALG_N };
+enum { ALG_SGEMM, ALG_3XTF32, ALG_X6_SHARED, ALG_X6_SEP, ALG_X6_SEPC, ALG_X9_SHARED,
+       ALG_X9_SEP, ALG_X9_SEPC, ALG_SLICES, ALG_N };
 static const char *const alg_name[ALG_N] = { "sgemm", "3xtf32", "bf16x6-shared", "bf16x6-sep",
-                                             "bf16x6-sep2", "bf16x9-shared", "bf16x9-sep",
-                                             "bf16x9-sep2" };
+                                             "bf16x6-sepc", "bf16x9-shared", "bf16x9-sep",
+                                             "bf16x9-sepc", "slices" };
 
 /* A row's or column's parts, K long each. */
+enum { SLICES_MAX = 8 };
 typedef struct parts {
-  float *p[4]; /* bf16: hi, mid, lo, cross; tf32: big, small, cross */
+  float *p[SLICES_MAX]; /* bf16: hi, mid, lo, cross; tf32: big, small, cross; slices */
+  int scale;            /* slices: the row's power-of-two scale */
 } parts;
+
+static int n_slices = 4;
+
+/* Fixed-point BF16 slices (the Ozaki scheme): the row scaled by a power of
+ * two so that every |value| < 1, then slice s takes the next 8 bits below
+ * 2^-8s, rounded to nearest: each slice is a multiple of 2^-8(s+1) and
+ * holds at most 8 significant bits (a BF16). */
+static void split_slices(const float *v, int k, parts *o)
+{
+  int e, emax = -1000;
+  for (int i = 0; i < k; i++)
+    if (v[i] != 0.0f) {
+      frexp(v[i], &e);
+      if (e > emax) emax = e;
+    }
+  if (emax == -1000) emax = 0;
+  o->scale = emax;
+  for (int i = 0; i < k; i++) {
+    double r = ldexp((double)v[i], -emax);
+    for (int sl = 0; sl < n_slices; sl++) {
+      const double g = ldexp(1.0, 8 * (sl + 1));
+      const double q = rint(r * g) / g;
+      o->p[sl][i] = (float)q;
+      r -= q;
+    }
+  }
+}
 
 static void split_bf16(const float *v, int k, parts *o)
 {
@@ -125,36 +163,66 @@ static const pair low9[] = { { 2, 2 },                      /* class 4 */
                              { 3, 1 }, { 1, 3 } };          /* class 1 */
 /* (index 3 is cross: hi, or 0 where the value is not finite) */
 
+/* Slice products by class c = s + t < n_slices, each class's chunk of
+ * hi_chunk K in the tensor core (exact when its terms share the grid and
+ * fit the window), the chunks summed in FP64, one rounding at the end. */
+static float dot_slices(const parts *a, const parts *b, int k)
+{
+  double main_acc = 0.0;
+  for (int c = 0; c < n_slices; c++)
+    for (int k0 = 0; k0 < k; k0 += hi_chunk) {
+      float chk = 0.0f;
+      for (int s = 0; s < hi_chunk && k0 + s < k; s += 16)
+        for (int sa = 0; sa <= c; sa++)
+          chk = gs_tc_mma(&tc_bf16, chk, a->p[sa] + k0 + s, b->p[c - sa] + k0 + s, 16);
+      main_acc += (double)chk;
+    }
+  return (float)ldexp(main_acc, a->scale + b->scale);
+}
+
+/* a + b as s + e exactly (Knuth's TwoSum, any magnitudes). */
+static float two_sum(float a, float b, float *e)
+{
+  const float s = a + b, bb = s - a;
+  *e = (a - (s - bb)) + (b - bb);
+  return s;
+}
+
+/* mode 0: shared; 1: sep; 2: sepc (sep, the main FADD's rounding error,
+ * exact by TwoSum, added to the low accumulator). */
 static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
 {
   const pair *low = nine ? low9 : low6;
   const int n_low = nine ? 8 : 5;
-  float main_acc = 0.0f, low_acc = 0.0f, low_sum = 0.0f;
+  float main_acc = 0.0f, low_acc = 0.0f, chk = 0.0f;
   for (int k0 = 0; k0 < k; k0 += 64) {
-    float chk = 0.0f, lchk = 0.0f;
+    if (mode == 0) chk = 0.0f;
     for (int s = 0; s < 64; s += 16) {
       const int o = k0 + s;
       for (int i = 0; i < n_low; i++) {
         const float *x = a->p[low[i].a] + o, *y = b->p[low[i].b] + o;
         if (mode == 0) chk = gs_tc_mma(&tc_bf16, chk, x, y, 16);
-        else if (mode == 1) low_acc = gs_tc_mma(&tc_bf16, low_acc, x, y, 16);
-        else lchk = gs_tc_mma(&tc_bf16, lchk, x, y, 16);
+        else low_acc = gs_tc_mma(&tc_bf16, low_acc, x, y, 16);
       }
     }
     for (int s = 0; s < 64; s += 16) {
       const int o = k0 + s;
       chk = gs_tc_mma(&tc_bf16, chk, a->p[0] + o, b->p[0] + o, 16);
-      if (mode != 0 && (s + 16) % hi_chunk == 0) {
-        main_acc += chk;
+      const int done = o + 16;
+      if (mode != 0 && (done % hi_chunk == 0 || done == k)) {
+        if (mode == 2) {
+          float e;
+          main_acc = two_sum(main_acc, chk, &e);
+          low_acc += e;
+        } else {
+          main_acc += chk;
+        }
         chk = 0.0f;
       }
     }
     if (mode == 0) main_acc += chk;
-    if (mode == 2) low_sum += lchk;
   }
-  if (mode == 1) return main_acc + low_acc;
-  if (mode == 2) return main_acc + low_sum;
-  return main_acc;
+  return mode == 0 ? main_acc : main_acc + low_acc;
 }
 
 /* ------------------------------------------------------------------- data */
@@ -172,52 +240,86 @@ static float draw(int cls, uint64_t *s)
 /* ------------------------------------------------------------------ runs */
 
 typedef struct job {
-  int algo, cls, k, seed, outputs;
+  int algo, k, outputs;
   const float *A, *B; /* outputs rows / columns of k values */
   const parts *pa, *pb;
   int first, step;
+  const uint32_t *idx; /* NULL: every output; else these (row * outputs + column) */
+  size_t n_idx;
+  double *e2_each; /* with idx: each output's squared error */
+  double *ref_all; /* --full: each output's reference (written by ALG_REF) */
   double err2, ref2, elem;
 } job;
+
+enum { ALG_REF = -1 };
+
+/* Output (r, c) by j->algo: its error, reference and sum of |products|. */
+static void one_output(const job *j, int r, int c, double *err, double *ref_out, double *mag_out)
+{
+  const float *a = j->A + (size_t)r * j->k, *b = j->B + (size_t)c * j->k;
+  double ref = 0.0, mag = 0.0;
+  for (int i = 0; i < j->k; i++) {
+    ref += (double)a[i] * (double)b[i];
+    mag += fabs((double)a[i] * (double)b[i]);
+  }
+  *ref_out = ref;
+  *mag_out = mag;
+  if (j->algo == ALG_REF) {
+    *err = 0.0;
+    return;
+  }
+    float d;
+    switch (j->algo) {
+    case ALG_SGEMM: d = dot_sgemm(a, b, j->k); break;
+    case ALG_3XTF32: d = dot_3xtf32(&j->pa[r], &j->pb[c], j->k); break;
+    case ALG_X6_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 0); break;
+    case ALG_X6_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 1); break;
+    case ALG_X6_SEPC: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 2); break;
+    case ALG_X9_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 0); break;
+    case ALG_X9_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 1); break;
+    case ALG_X9_SEPC: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 2); break;
+    default: d = dot_slices(&j->pa[r], &j->pb[c], j->k); break;
+    }
+  *err = (double)d - ref;
+}
 
 static void *run_rows(void *arg)
 {
   job *j = arg;
   const int n = j->outputs;
-  for (int r = j->first; r < n; r += j->step) {
-    const float *a = j->A + (size_t)r * j->k;
-    for (int c = 0; c < n; c++) {
-      const float *b = j->B + (size_t)c * j->k;
-      double ref = 0.0, mag = 0.0;
-      for (int i = 0; i < j->k; i++) {
-        ref += (double)a[i] * (double)b[i];
-        mag += fabs((double)a[i] * (double)b[i]);
-      }
-      float d;
-      switch (j->algo) {
-      case ALG_SGEMM: d = dot_sgemm(a, b, j->k); break;
-      case ALG_3XTF32: d = dot_3xtf32(&j->pa[r], &j->pb[c], j->k); break;
-      case ALG_X6_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 0); break;
-      case ALG_X6_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 1); break;
-      case ALG_X6_SEP2: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 2); break;
-      case ALG_X9_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 0); break;
-      case ALG_X9_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 1); break;
-      default: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 2); break;
-      }
-      const double e = (double)d - ref;
-      j->err2 += e * e;
-      j->ref2 += ref * ref;
-      if (mag > 0 && fabs(e) / mag > j->elem) j->elem = fabs(e) / mag;
-    }
+  const size_t count = j->idx ? j->n_idx : (size_t)n * n;
+  for (size_t t = (size_t)j->first; t < count; t += (size_t)j->step) {
+    const size_t o = j->idx ? j->idx[t] : t;
+    const int r = (int)(o / (size_t)n), c = (int)(o % (size_t)n);
+    double e, ref, mag;
+    one_output(j, r, c, &e, &ref, &mag);
+    if (j->ref_all) j->ref_all[o] = ref;
+    if (j->e2_each) j->e2_each[t] = e * e;
+    j->err2 += e * e;
+    j->ref2 += ref * ref;
+    if (mag > 0 && fabs(e) / mag > j->elem) j->elem = fabs(e) / mag;
   }
   return NULL;
 }
 
-static parts *make_parts(const float *v, int rows, int k, int tf32)
+enum { PARTS_BF16, PARTS_TF32, PARTS_SLICES };
+
+static void out_of_memory(void)
+{
+  fprintf(stderr, "f32-emu: out of memory\n");
+  exit(1);
+}
+
+static parts *make_parts(const float *v, int rows, int k, int kind)
 {
   parts *p = calloc((size_t)rows, sizeof *p);
+  if (!p) out_of_memory();
+  const int n = kind == PARTS_SLICES ? n_slices : kind == PARTS_TF32 ? 3 : 4;
   for (int r = 0; r < rows; r++) {
-    for (int i = 0; i < 4; i++) p[r].p[i] = malloc((size_t)k * sizeof(float));
-    if (tf32) split_tf32(v + (size_t)r * k, k, &p[r]);
+    for (int i = 0; i < n; i++)
+      if (!(p[r].p[i] = malloc((size_t)k * sizeof(float)))) out_of_memory();
+    if (kind == PARTS_TF32) split_tf32(v + (size_t)r * k, k, &p[r]);
+    else if (kind == PARTS_SLICES) split_slices(v + (size_t)r * k, k, &p[r]);
     else split_bf16(v + (size_t)r * k, k, &p[r]);
   }
   return p;
@@ -225,19 +327,35 @@ static parts *make_parts(const float *v, int rows, int k, int tf32)
 
 static void free_parts(parts *p, int rows)
 {
+  if (!p) return;
   for (int r = 0; r < rows; r++)
-    for (int i = 0; i < 4; i++) free(p[r].p[i]);
+    for (int i = 0; i < SLICES_MAX; i++) free(p[r].p[i]);
   free(p);
 }
 
-static void measure(int algo, const float *A, const float *B, const parts *pa,
-                    const parts *pb, int k, int outputs, int threads, double *err, double *elem)
+/* Which outputs to compute: all (idx NULL), or a list; per-output squared
+ * errors and references go where given. */
+typedef struct selection {
+  const uint32_t *idx;
+  size_t n_idx;
+  double *e2_each, *ref_all;
+} selection;
+
+static void measure(int algo, const float *A, const float *B, const parts *pa, const parts *pb,
+                    int k, int outputs, int threads, const selection *sel, double *err,
+                    double *elem)
 {
   job jobs[64];
   pthread_t tid[64];
   for (int t = 0; t < threads; t++) {
     jobs[t] = (job){ .algo = algo, .k = k, .outputs = outputs, .A = A, .B = B, .pa = pa,
                      .pb = pb, .first = t, .step = threads };
+    if (sel) {
+      jobs[t].idx = sel->idx;
+      jobs[t].n_idx = sel->n_idx;
+      jobs[t].e2_each = sel->e2_each;
+      jobs[t].ref_all = sel->ref_all;
+    }
     if (pthread_create(&tid[t], NULL, run_rows, &jobs[t])) {
       fprintf(stderr, "f32-emu: pthread_create failed\n");
       exit(1);
@@ -250,8 +368,66 @@ static void measure(int algo, const float *A, const float *B, const parts *pa,
     r2 += jobs[t].ref2;
     if (jobs[t].elem > el) el = jobs[t].elem;
   }
-  *err = sqrt(e2 / r2);
+  *err = r2 > 0 ? sqrt(e2 / r2) : 0.0;
   *elem = el;
+}
+
+/* --full: all N x N references, then the errors of the `top` outputs of
+ * largest |reference| and of `sample` others drawn at random, the others'
+ * sum of squares scaled up to their count (a stratified estimate of the
+ * full matrix's Frobenius error, which the largest outputs carry). */
+static const double *sort_key;
+static int by_magnitude(const void *x, const void *y)
+{
+  const double a = fabs(sort_key[*(const uint32_t *)x]), b = fabs(sort_key[*(const uint32_t *)y]);
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+typedef struct full_plan {
+  uint32_t *idx;
+  size_t top, n_idx;
+  double *e2, ref2, rest_weight;
+} full_plan;
+
+static void full_plan_make(full_plan *fp, const float *A, const float *B, int k, int n,
+                           int threads, size_t top, size_t sample, uint64_t seed)
+{
+  const size_t all = (size_t)n * n;
+  double *ref = malloc(all * sizeof *ref);
+  uint32_t *order = malloc(all * sizeof *order);
+  if (!ref || !order) out_of_memory();
+  selection sel = { NULL, 0, NULL, ref };
+  double e, el;
+  measure(ALG_REF, A, B, NULL, NULL, k, n, threads, &sel, &e, &el);
+  fp->ref2 = 0;
+  for (size_t i = 0; i < all; i++) order[i] = (uint32_t)i, fp->ref2 += ref[i] * ref[i];
+  sort_key = ref;
+  qsort(order, all, sizeof *order, by_magnitude);
+  if (top > all) top = all;
+  fp->top = top;
+  fp->n_idx = top + (all > top ? sample : 0);
+  fp->idx = malloc(fp->n_idx * sizeof *fp->idx);
+  fp->e2 = malloc(fp->n_idx * sizeof *fp->e2);
+  if (!fp->idx || !fp->e2) out_of_memory();
+  memcpy(fp->idx, order, top * sizeof *order);
+  for (size_t i = top; i < fp->n_idx; i++)
+    fp->idx[i] = order[top + gs_rng_next(&seed) % (all - top)];
+  fp->rest_weight = fp->n_idx > top ? (double)(all - top) / (double)(fp->n_idx - top) : 0.0;
+  free(order);
+  free(ref);
+}
+
+/* The estimated relative Frobenius error of `algo` under the plan. */
+static void full_measure(const full_plan *fp, int algo, const float *A, const float *B,
+                         const parts *pa, const parts *pb, int k, int n, int threads,
+                         double *err, double *elem)
+{
+  selection sel = { fp->idx, fp->n_idx, fp->e2, NULL };
+  double e;
+  measure(algo, A, B, pa, pb, k, n, threads, &sel, &e, elem);
+  double top = 0, rest = 0;
+  for (size_t i = 0; i < fp->n_idx; i++) *(i < fp->top ? &top : &rest) += fp->e2[i];
+  *err = sqrt((top + rest * fp->rest_weight) / fp->ref2);
 }
 
 static int list_of(const char *s, const char *const *names, int n, int *out)
@@ -275,7 +451,7 @@ static int list_of(const char *s, const char *const *names, int n, int *out)
 int main(int argc, char **argv)
 {
   int algos[ALG_N], n_algos = 0, classes[CL_N], n_classes = 0, ks[16], n_ks = 0;
-  int seeds = 3, outputs = 32, threads = 2;
+  int seeds = 3, outputs = 32, threads = 2, full_n = 0, full_top = 4096, full_sample = 65536;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
@@ -305,6 +481,10 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--round-tf32")) tc_tf32.round_nearest = !strcmp(v, "rn");
     else if (!strcmp(argv[i], "--acc-apart-tf32")) tc_tf32.acc_apart = atoi(v);
     else if (!strcmp(argv[i], "--chunk")) hi_chunk = atoi(v);
+    else if (!strcmp(argv[i], "--slices")) n_slices = atoi(v);
+    else if (!strcmp(argv[i], "--full")) full_n = atoi(v);
+    else if (!strcmp(argv[i], "--top")) full_top = atoi(v);
+    else if (!strcmp(argv[i], "--sample")) full_sample = atoi(v);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
     else {
       fprintf(stderr, "f32-emu: unknown option %s\n", argv[i]);
@@ -313,21 +493,28 @@ int main(int argc, char **argv)
     i++;
   }
   if (!n_algos)
-    for (int a = 1; a < ALG_N; a++) algos[n_algos++] = a;
+    for (int a = 1; a < ALG_SLICES; a++) algos[n_algos++] = a;
   if (!n_classes)
     for (int c = 0; c < CL_N; c++) classes[n_classes++] = c;
   if (!n_ks) ks[0] = 256, ks[1] = 4096, n_ks = 2;
+  if (full_n > 0) outputs = full_n;
   if (threads < 1 || threads > 64 || outputs < 1 || seeds < 1 || tc_bf16.prec < 24 || tc_bf16.prec > 60 || tc_tf32.prec < 24 ||
       tc_tf32.prec > 60 ||
-      (hi_chunk != 16 && hi_chunk != 32 && hi_chunk != 64) || tc_bf16.block < 1 ||
+      hi_chunk < 16 || hi_chunk % 16 || n_slices < 1 || full_n < 0 || full_n > 65535 ||
+      full_top < 1 || full_sample < 1 ||
+      n_slices > SLICES_MAX || tc_bf16.block < 1 ||
       16 % tc_bf16.block || tc_tf32.block < 1 || 8 % tc_tf32.block) {
-    fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--chunk\n");
+    fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--chunk/"
+                    "--slices/--full/--top/--sample\n");
     return 2;
   }
   printf("# f32-emu: block_bf16 %d, block_tf32 %d, prec %d, round %s, acc_apart %d, chunk %d, "
          "%d x %d outputs\n",
          tc_bf16.block, tc_tf32.block, tc_bf16.prec, tc_bf16.round_nearest ? "rn" : "rz",
          tc_bf16.acc_apart, hi_chunk, outputs, outputs);
+  if (full_n > 0)
+    printf("# --full %d: %d largest outputs and %d sampled others (elem: over those)\n", full_n,
+           full_top, full_sample);
   printf("algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio\n");
   for (int ci = 0; ci < n_classes; ci++)
     for (int ki = 0; ki < n_ks; ki++)
@@ -340,25 +527,48 @@ int main(int argc, char **argv)
         uint64_t s = 0x5eed0000ull + (uint64_t)seed * 7919 + (uint64_t)classes[ci] * 104729;
         float *A = malloc((size_t)outputs * k * sizeof(float));
         float *B = malloc((size_t)outputs * k * sizeof(float));
+        if (!A || !B) out_of_memory();
         for (size_t i = 0; i < (size_t)outputs * k; i++) A[i] = draw(classes[ci], &s);
         for (size_t i = 0; i < (size_t)outputs * k; i++) B[i] = draw(classes[ci], &s);
-        parts *ta = make_parts(A, outputs, k, 1), *tb = make_parts(B, outputs, k, 1);
-        parts *ba = make_parts(A, outputs, k, 0), *bb = make_parts(B, outputs, k, 0);
+        /* only the parts the schemes asked for use them */
+        int want_tf32 = 0, want_bf16 = 0, want_slices = 0;
+        for (int ai = 0; ai < n_algos; ai++) {
+          want_tf32 |= algos[ai] == ALG_3XTF32;
+          want_slices |= algos[ai] == ALG_SLICES;
+          want_bf16 |= algos[ai] != ALG_SGEMM && algos[ai] != ALG_3XTF32 && algos[ai] != ALG_SLICES;
+        }
+        parts *ta = want_tf32 ? make_parts(A, outputs, k, PARTS_TF32) : NULL;
+        parts *tb = want_tf32 ? make_parts(B, outputs, k, PARTS_TF32) : NULL;
+        parts *ba = want_bf16 ? make_parts(A, outputs, k, PARTS_BF16) : NULL;
+        parts *bb = want_bf16 ? make_parts(B, outputs, k, PARTS_BF16) : NULL;
+        parts *sa = want_slices ? make_parts(A, outputs, k, PARTS_SLICES) : NULL;
+        parts *sb = want_slices ? make_parts(B, outputs, k, PARTS_SLICES) : NULL;
         double se, sel;
-        measure(ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, &se, &sel);
+        full_plan fp;
+        if (full_n > 0) {
+          full_plan_make(&fp, A, B, k, outputs, threads, (size_t)full_top, (size_t)full_sample,
+                         s);
+          full_measure(&fp, ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, &se, &sel);
+        } else {
+          measure(ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, NULL, &se, &sel);
+        }
         for (int ai = 0; ai < n_algos; ai++) {
           const int a = algos[ai];
           double e = se, el = sel;
-          if (a != ALG_SGEMM)
-            measure(a, A, B, a == ALG_3XTF32 ? ta : ba, a == ALG_3XTF32 ? tb : bb, k, outputs,
-                    threads, &e, &el);
+          const parts *pa = a == ALG_3XTF32 ? ta : a == ALG_SLICES ? sa : ba;
+          const parts *pb = a == ALG_3XTF32 ? tb : a == ALG_SLICES ? sb : bb;
+          if (a != ALG_SGEMM && full_n > 0)
+            full_measure(&fp, a, A, B, pa, pb, k, outputs, threads, &e, &el);
+          else if (a != ALG_SGEMM)
+            measure(a, A, B, pa, pb, k, outputs, threads, NULL, &e, &el);
           printf("%s,%s,%d,%d,%.4e,%.4e,%.3f,%.4e,%.4e,%.3f\n", alg_name[a],
                  class_name[classes[ci]], k, seed, e, se, e / se, el, sel, el / sel);
           fflush(stdout);
         }
         free_parts(ta, outputs), free_parts(tb, outputs), free_parts(ba, outputs),
-            free_parts(bb, outputs);
+            free_parts(bb, outputs), free_parts(sa, outputs), free_parts(sb, outputs);
         free(A), free(B);
+        if (full_n > 0) free(fp.idx), free(fp.e2);
       }
   return 0;
 }
