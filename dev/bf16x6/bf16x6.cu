@@ -1,0 +1,474 @@
+/* bf16x6: the first cut of the BF16x6 "sepc" FP32 GEMM (design:
+ * kernels/gemm_f32_bf16x9.md), TN layout only, finite inputs whose hi part
+ * cannot round to Inf only (no cross tile, no exact split path yet), with
+ * its own harness: error against an FP64 reference (cublasDgemm) beside
+ * cuBLAS SGEMM's, over every output, for randn / wide / uniform [0, 1)
+ * data, then ours and SGEMM interleaved (medians of 20 samples).
+ * Written 2026-12-05 without a GPU: compiled, never run.
+ *
+ * D[m,n] = sum_k A[k,m] B[k,n] (column-major, A and B stored K-major: the
+ * TN call of cuBLAS), alpha 1, beta 0.
+ *
+ * Kernel (the 3xTF32 kernel's skeleton, kernels/gemm_f32_3xtf32.cu):
+ *   - Block tile 128 x 128, K-step 32 (one 128-byte FP32 swizzle row);
+ *     384 threads: warpgroup 0 splits B and issues TMA (setmaxnreg 48),
+ *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232: the
+ *     register file's 64K exactly; ptxas reports no spill there, where
+ *     32/240 spilled 16 bytes and 56/224 12).
+ *   - B's parts hi, mid, lo: BF16, K-major in 128-byte swizzled rows that
+ *     hold two K-steps (half h = the step's slot & 1), so wgmma reads them
+ *     through the 128-byte-swizzle descriptors of the BF16 kernel.
+ *   - K permutation: index i (0..15) of k16 substep j of a K-step stands
+ *     for raw k = 8 * ((i & 7) >> 1) + 4 j + (i & 1) + 2 (i >> 3), so a
+ *     consumer thread's A values of a substep are one float4 per row (its
+ *     lanes hit 8 distinct 16-byte chunks per phase).
+ *   - Per substep: chunk += hi_a hi_b (scale-d 0 at j = 0: the chunk is
+ *     one K-step), low += hi_a mid_b + mid_a hi_b + hi_a lo_b + lo_a hi_b +
+ *     mid_a mid_b; after the step, main = TwoSum(main, chunk), low += its
+ *     error. D = main + low.
+ *   - S = 4 TMA stages, P = 3 part slots (S = P + 1: the wait for a free
+ *     slot also frees the next TMA stage), barriers as 3xTF32's.
+ *
+ * Build: make dev/bf16x6/bf16x6 in a build folder (make check builds it).
+ * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
+ * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's). */
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "sm90_host.h"
+#include "sm90_ptx.cuh"
+
+using namespace gs_sm90;
+
+#define CU(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) {                                                               \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                             \
+    }                                                                                      \
+  } while (0)
+#define CB(x)                                                                          \
+  do {                                                                                 \
+    cublasStatus_t s_ = (x);                                                           \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+      fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #x, (int)s_);      \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+namespace {
+
+constexpr int BM = 128, BN = 128, BK = 32;
+constexpr int S = 4, P = 3;
+constexpr int ACC = 64;                 /* m64n128 FP32 accumulator per thread */
+constexpr int SPLIT_REGS = 48, CONSUMER_REGS = 232;
+constexpr int CONSUMER_WARPS = 8, SPLIT_THREADS = 128;
+constexpr uint32_t TILE_BYTES = BM * BK * 4; /* one raw FP32 tile: 16 KB */
+constexpr int EPI_LD = 64 + 4;               /* floats per staged column */
+
+struct Smem {
+  alignas(1024) float a[S][BM * BK];                  /* raw A (TMA) */
+  alignas(1024) float b[S][BN * BK];                  /* raw B (TMA) */
+  alignas(1024) __nv_bfloat16 parts[2][3][BN * 64];   /* [buffer][hi, mid, lo], 2 steps a row */
+  uint64_t full[S], pfull[P], pempty[P];
+};
+constexpr size_t kSmemBytes = sizeof(Smem) + 1024;
+static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory");
+static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * S * (BM + BN) * BK, "epilogue fits the ring");
+
+struct Params {
+  int m, n, k;
+  float *D;
+  int64_t ldd;
+};
+
+/* Part slot q: buffer q >> 1, half q & 1 (a 128-byte row holds two steps). */
+__device__ __forceinline__ int slot_buffer(int q) { return q >> 1; }
+__device__ __forceinline__ int slot_half(int q) { return q & 1; }
+
+__device__ __forceinline__ void split3(float x, float &hi, float &mid, float &lo) {
+  hi = __bfloat162float(__float2bfloat16_rn(x));
+  const float r = x - hi;
+  mid = __bfloat162float(__float2bfloat16_rn(r));
+  lo = r - mid; /* exact in BF16 for |x| >= 2^-110 */
+}
+
+/* wgmma m64n128k16 BF16, A from registers, B K-major through a descriptor. */
+__device__ __forceinline__ void mma_rs(float (&d)[ACC], const uint32_t (&a)[4], uint64_t desc_b,
+                                       int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, {%64, %65, %66, %67}, %68, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+        "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]),
+        "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]),
+        "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+        "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]),
+        "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]),
+        "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+}
+
+/* Two floats as a BF16 pair (lo half first), rounded to nearest: exact for
+ * parts that are BF16 already. */
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) { return pack_bf16x2(lo, hi); }
+
+__device__ __forceinline__ uint32_t tid_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r));
+  return r;
+}
+
+/* Grouped raster of 8 tile rows. */
+__device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
+  const int tiles_m = p.m / BM, tiles_n = p.n / BN, bid = blockIdx.x;
+  const int per_group = 8 * tiles_n, group = bid / per_group, first_m = group * 8;
+  const int gsize = min(tiles_m - first_m, 8), in_group = bid - group * per_group;
+  m0 = (first_m + in_group % gsize) * BM;
+  n0 = (in_group / gsize) * BN;
+}
+
+__global__ void __launch_bounds__(384, 1)
+    bf16x6_tn_kernel(const __grid_constant__ CUtensorMap tmA,
+                     const __grid_constant__ CUtensorMap tmB, const Params p) {
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t pad = (1024u - (smem_u32(smem_raw) & 1023u)) & 1023u;
+  Smem &sm = *reinterpret_cast<Smem *>(smem_raw + pad);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S; ++s) mbar_init(&sm.full[s], 1);
+    for (int q = 0; q < P; ++q) {
+      mbar_init(&sm.pfull[q], SPLIT_THREADS);
+      mbar_init(&sm.pempty[q], CONSUMER_WARPS);
+    }
+    fence_mbarrier_init();
+    prefetch_tensormap(&tmA);
+    prefetch_tensormap(&tmB);
+  }
+  __syncthreads();
+  const int KT = p.k / BK;
+  if (warpgroup_index() == 0) {
+    /* ---- split warpgroup: TMA issue (thread 0) and B's parts (all) ---- */
+    setmaxnreg_dec<SPLIT_REGS>();
+    int m0, n0;
+    tile_origin(p, m0, n0);
+    const int n = (int)tid_x(), sw = n & 7;
+    if (n == 0) {
+      mbar_arrive_expect_tx(&sm.full[0], 2 * TILE_BYTES);
+      tma_load_2d(sm.a[0], &tmA, &sm.full[0], 0, m0);
+      tma_load_2d(sm.b[0], &tmB, &sm.full[0], 0, n0);
+    }
+#pragma unroll 1
+    for (int t = 0; t < KT; ++t) {
+      const int s = t % S, q = t % P;
+      mbar_wait(&sm.pempty[q], ((t / P) & 1u) ^ 1u, 4);
+      if (n == 0 && t + 1 < KT) {
+        const int s1 = (t + 1) % S;
+        mbar_arrive_expect_tx(&sm.full[s1], 2 * TILE_BYTES);
+        tma_load_2d(sm.a[s1], &tmA, &sm.full[s1], (t + 1) * BK, m0);
+        tma_load_2d(sm.b[s1], &tmB, &sm.full[s1], (t + 1) * BK, n0);
+      }
+      mbar_wait(&sm.full[s], (t / S) & 1u, 1);
+      /* Row n of raw B (128-byte swizzle: 16-byte chunk c at c ^ sw). For
+       * substep j the four chunks 2 t + j (t = 0..3) hold raw k 8 t + 4 j +
+       * e; output chunk (j, half) of each part holds indices i = 8 half +
+       * 2 e' (+1), i.e. elements 2 half, 2 half + 1 of input chunk e'. */
+      const float *brow = sm.b[s] + n * BK;
+      const int h = slot_half(q), buf = slot_buffer(q);
+      unsigned char *out = reinterpret_cast<unsigned char *>(sm.parts[buf][0]) + n * 128;
+      constexpr int PART_BYTES = BN * 64 * 2;
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        float4 c[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          c[e] = *reinterpret_cast<const float4 *>(brow + (((2 * e + j) ^ sw) << 2));
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          uint32_t wh[4], wm[4], wl[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float x0 = half ? c[e].z : c[e].x, x1 = half ? c[e].w : c[e].y;
+            float h0, m0, l0, h1, m1, l1;
+            split3(x0, h0, m0, l0);
+            split3(x1, h1, m1, l1);
+            wh[e] = pack2(h0, h1), wm[e] = pack2(m0, m1), wl[e] = pack2(l0, l1);
+          }
+          const int off = (((4 * h + 2 * j + half) ^ sw) << 4);
+          *reinterpret_cast<uint4 *>(out + off) = make_uint4(wh[0], wh[1], wh[2], wh[3]);
+          *reinterpret_cast<uint4 *>(out + PART_BYTES + off) = make_uint4(wm[0], wm[1], wm[2], wm[3]);
+          *reinterpret_cast<uint4 *>(out + 2 * PART_BYTES + off) =
+              make_uint4(wl[0], wl[1], wl[2], wl[3]);
+        }
+      }
+      fence_proxy_async_smem(); /* generic writes, read by wgmma (async proxy) */
+      mbar_arrive(&sm.pfull[q]);
+    }
+    return;
+  }
+
+  /* ---- consumers ---- */
+  setmaxnreg_inc<CONSUMER_REGS>();
+  int m0, n0;
+  tile_origin(p, m0, n0);
+  const int tid = (int)tid_x(), cw = (tid >> 7) - 1, t = tid & 127;
+  const int warp = t >> 5, lane = t & 31, g = lane >> 2, tq = lane & 3;
+  const int r0 = cw * 64 + warp * 16 + g; /* rows r0 and r0 + 8 of the tile */
+  float chk[ACC], low[ACC], main_sum[ACC];
+#pragma unroll
+  for (int i = 0; i < ACC; ++i) chk[i] = 0.f, low[i] = 0.f, main_sum[i] = 0.f;
+#pragma unroll 1
+  for (int kt = 0; kt < KT; ++kt) {
+    const int s = kt % S, q = kt % P;
+    mbar_wait(&sm.full[s], (kt / S) & 1u, 2);
+    mbar_wait(&sm.pfull[q], (kt / P) & 1u, 3);
+    const int h = slot_half(q), buf = slot_buffer(q);
+    const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[buf][0]);
+    const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[buf][1]);
+    const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[buf][2]);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
+      const float *at = sm.a[s];
+      const float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + (((2 * tq + j) ^ (r0 & 7)) << 2));
+      const float4 v = *reinterpret_cast<const float4 *>(
+          at + (r0 + 8) * BK + (((2 * tq + j) ^ ((r0 + 8) & 7)) << 2));
+      /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
+       * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
+      float uh[4], um[4], ul[4], vh[4], vm[4], vl[4];
+      const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) split3(ux[e], uh[e], um[e], ul[e]), split3(vx[e], vh[e], vm[e], vl[e]);
+      uint32_t ah[4] = {pack2(uh[0], uh[1]), pack2(vh[0], vh[1]), pack2(uh[2], uh[3]), pack2(vh[2], vh[3])};
+      uint32_t am[4] = {pack2(um[0], um[1]), pack2(vm[0], vm[1]), pack2(um[2], um[3]), pack2(vm[2], vm[3])};
+      uint32_t al[4] = {pack2(ul[0], ul[1]), pack2(vl[0], vl[1]), pack2(ul[2], ul[3]), pack2(vl[2], vl[3])};
+      const uint32_t off = 64 * h + 32 * j; /* bytes along K inside the swizzle row */
+      wgmma_fence();
+      mma_rs(chk, ah, smem_desc_advance(d_hi, off), j);
+      mma_rs(low, ah, smem_desc_advance(d_mid, off), 1);
+      mma_rs(low, am, smem_desc_advance(d_hi, off), 1);
+      mma_rs(low, ah, smem_desc_advance(d_lo, off), 1);
+      mma_rs(low, al, smem_desc_advance(d_hi, off), 1);
+      mma_rs(low, am, smem_desc_advance(d_mid, off), 1);
+      wgmma_commit();
+    }
+    wgmma_wait<0>();
+    wgmma_reg_fence(chk);
+    wgmma_reg_fence(low);
+    if (lane == 0) mbar_arrive(&sm.pempty[q]);
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) {
+      const float a = main_sum[i], b = chk[i], s2 = a + b, bb = s2 - a;
+      low[i] += (a - (s2 - bb)) + (b - bb);
+      main_sum[i] = s2;
+    }
+  }
+
+  /* ---- epilogue: D = main + low, staged column-major through the ring ---- */
+  named_barrier_sync(1, 256);
+  float *epi = reinterpret_cast<float *>(&sm) + (size_t)cw * BN * EPI_LD;
+#pragma unroll
+  for (int v = 0; v < ACC; ++v) {
+    const int row = warp * 16 + g + 8 * ((v >> 1) & 1);
+    const int col = (v >> 2) * 8 + 2 * tq + (v & 1);
+    epi[col * EPI_LD + row] = main_sum[v] + low[v];
+  }
+  named_barrier_sync(2 + cw, 128);
+  const int run = t % 16; /* 16 runs of 4 rows per column */
+  const int64_t row_g = (int64_t)m0 + cw * 64 + run * 4;
+#pragma unroll 4
+  for (int pass = 0; pass < BN / 8; ++pass) {
+    const int col = pass * 8 + t / 16;
+    const float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
+    *reinterpret_cast<float4 *>(p.D + ((int64_t)n0 + col) * p.ldd + row_g) = a4;
+  }
+}
+
+/* ------------------------------------------------------------- host side */
+
+int encode_kmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, const float *ptr,
+                  int64_t k, int64_t rows) {
+  const cuuint64_t dims[2] = {(cuuint64_t)k, (cuuint64_t)rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)k * sizeof(float)};
+  const cuuint32_t box[2] = {(cuuint32_t)BK, 128};
+  const cuuint32_t estrides[2] = {1, 1};
+  return enc(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float *>(ptr), dims, strides,
+             box, estrides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+/* D (m x n, ld m) = op: A stored k x m, B stored k x n (TN). */
+void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st) {
+  static PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
+  CUtensorMap ta, tb;
+  if (!enc || !encode_kmajor(enc, &ta, A, k, m) || !encode_kmajor(enc, &tb, B, k, n)) {
+    fprintf(stderr, "bf16x6: tensor map encoding failed\n");
+    exit(1);
+  }
+  static bool attr = false;
+  if (!attr) {
+    CU(cudaFuncSetAttribute(bf16x6_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)kSmemBytes));
+    attr = true;
+  }
+  Params p{m, n, k, D, m};
+  bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
+  CU(cudaGetLastError());
+}
+
+/* data: 0 randn, 1 wide (randn exp(4 N)), 2 uniform [0, 1) */
+__global__ void fill(float *p, size_t n, uint64_t seed, int cls) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t h = (seed * 0x9e3779b97f4a7c15ull + i) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+    const double u1 = ((h >> 11) + 0.5) * 0x1p-53;
+    h = h * 0x94d049bb133111ebull;
+    h ^= h >> 29;
+    const double u2 = ((h >> 11) + 0.5) * 0x1p-53;
+    h = h * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    const double u3 = ((h >> 11) + 0.5) * 0x1p-53;
+    const double z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+    const double z2 = sqrt(-2 * log(u3)) * sin(6.283185307179586 * u2);
+    p[i] = cls == 0 ? (float)z : cls == 1 ? (float)(z * exp(4 * z2)) : (float)u1;
+  }
+}
+__global__ void widen(const float *s, double *d, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    d[i] = s[i];
+}
+__global__ void err2(const float *D, const double *ref, size_t n, double *out) {
+  double e = 0, r = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const double d = (double)D[i] - ref[i];
+    e += d * d, r += ref[i] * ref[i];
+  }
+  atomicAdd(&out[0], e);
+  atomicAdd(&out[1], r);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("bf16x6: no GPU: skipped\n");
+    return 77;
+  }
+  cudaDeviceProp prop;
+  CU(cudaGetDeviceProperties(&prop, 0));
+  if (prop.major != 9) {
+    printf("bf16x6: %s is not sm_90: skipped\n", prop.name);
+    return 77;
+  }
+  std::vector<int> dims = {4096, 4096, 256, 4096, 4096, 4096, 8192, 8192, 8192};
+  if (argc > 1) {
+    dims.clear();
+    for (int i = 1; i < argc; ++i) dims.push_back(atoi(argv[i]));
+  }
+  if (dims.size() % 3) {
+    fprintf(stderr, "usage: bf16x6 [m n k ...] (multiples of 128, 128, 32)\n");
+    return 2;
+  }
+  cublasHandle_t hb;
+  CB(cublasCreate(&hb));
+  int bad = 0;
+  printf("%-18s %-8s %11s %11s %7s %9s %9s %7s\n", "m n k (TN)", "data", "ours err",
+         "SGEMM err", "ratio", "ours TF/s", "SGEMM", "speed");
+  for (size_t c = 0; c < dims.size(); c += 3) {
+    const int m = dims[c], n = dims[c + 1], k = dims[c + 2];
+    if (m % BM || n % BN || k % BK) {
+      fprintf(stderr, "bf16x6: %d %d %d: m, n multiples of 128 and k of 32 only\n", m, n, k);
+      return 2;
+    }
+    float *A, *B, *Do, *Dc;
+    double *A64, *B64, *ref, *sums;
+    const size_t na = (size_t)k * m, nb = (size_t)k * n, nd = (size_t)m * n;
+    CU(cudaMalloc(&A, na * 4));
+    CU(cudaMalloc(&B, nb * 4));
+    CU(cudaMalloc(&Do, nd * 4));
+    CU(cudaMalloc(&Dc, nd * 4));
+    CU(cudaMalloc(&A64, na * 8));
+    CU(cudaMalloc(&B64, nb * 8));
+    CU(cudaMalloc(&ref, nd * 8));
+    CU(cudaMalloc(&sums, 16));
+    const char *names[3] = {"randn", "wide", "uniform01"};
+    for (int cls = 0; cls < 3; ++cls) {
+      fill<<<1024, 256>>>(A, na, 11 + cls, cls);
+      fill<<<1024, 256>>>(B, nb, 29 + cls, cls);
+      widen<<<1024, 256>>>(A, A64, na);
+      widen<<<1024, 256>>>(B, B64, nb);
+      CU(cudaGetLastError());
+      const double one = 1, zero = 0;
+      const float onef = 1, zerof = 0;
+      CB(cublasDgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A64, k, B64, k, &zero, ref, m));
+      CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
+      launch(A, B, Do, m, n, k, 0);
+      CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
+      CU(cudaDeviceSynchronize());
+      double e[2][2];
+      for (int side = 0; side < 2; ++side) {
+        CU(cudaMemset(sums, 0, 16));
+        err2<<<1024, 256>>>(side ? Dc : Do, ref, nd, sums);
+        CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
+      }
+      const double eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
+      /* time: 20 samples each, interleaved, 5 calls a sample */
+      cudaEvent_t t0, t1;
+      CU(cudaEventCreate(&t0));
+      CU(cudaEventCreate(&t1));
+      std::vector<float> to, tc;
+      for (int smp = 0; smp < 22; ++smp)
+        for (int side = 0; side < 2; ++side) {
+          CU(cudaEventRecord(t0));
+          for (int r = 0; r < 5; ++r) {
+            if (side == 0) launch(A, B, Do, m, n, k, 0);
+            else
+              CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
+                             Dc, m));
+          }
+          CU(cudaEventRecord(t1));
+          CU(cudaEventSynchronize(t1));
+          float ms;
+          CU(cudaEventElapsedTime(&ms, t0, t1));
+          if (smp >= 2) (side ? tc : to).push_back(ms / 5);
+        }
+      std::sort(to.begin(), to.end());
+      std::sort(tc.begin(), tc.end());
+      const double flop = 2.0 * m * n * k;
+      const double tfo = flop / (to[to.size() / 2] * 1e9), tfc = flop / (tc[tc.size() / 2] * 1e9);
+      printf("%5d %5d %5d    %-8s %11.3e %11.3e %7.3f %9.1f %9.1f %7.3f\n", m, n, k, names[cls],
+             eo, ec, eo / ec, tfo, tfc, tfo / tfc);
+      if (!(eo <= 4 * ec)) bad = 1;
+      cudaEventDestroy(t0);
+      cudaEventDestroy(t1);
+    }
+    cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(A64), cudaFree(B64);
+    cudaFree(ref), cudaFree(sums);
+  }
+  cublasDestroy(hb);
+  return bad;
+}
