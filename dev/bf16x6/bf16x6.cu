@@ -29,6 +29,8 @@
  *   - S = 4 TMA stages, P = 3 part slots (S = P + 1: the wait for a free
  *     slot also frees the next TMA stage), barriers as 3xTF32's.
  *
+ * Index math: dev/bf16x6/bf16x6_index.h, checked on the CPU by
+ * dev/bf16x6/index_test.c against models of the swizzle and of wgmma.
  * Build: make dev/bf16x6/bf16x6 in a build folder (make check builds it).
  * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
  * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's). */
@@ -47,6 +49,7 @@
 
 #include "sm90_host.h"
 #include "sm90_ptx.cuh"
+#include "bf16x6_index.h"
 
 using namespace gs_sm90;
 
@@ -201,7 +204,7 @@ __global__ void __launch_bounds__(384, 1)
         float4 c[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          c[e] = *reinterpret_cast<const float4 *>(brow + (((2 * e + j) ^ sw) << 2));
+          c[e] = *reinterpret_cast<const float4 *>(brow + ((bf16x6_b_chunk(e, j) ^ sw) << 2));
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           uint32_t wh[4], wm[4], wl[4];
@@ -213,7 +216,7 @@ __global__ void __launch_bounds__(384, 1)
             split3(x1, h1, m1, l1);
             wh[e] = pack2(h0, h1), wm[e] = pack2(m0, m1), wl[e] = pack2(l0, l1);
           }
-          const int off = (((4 * h + 2 * j + half) ^ sw) << 4);
+          const int off = bf16x6_part_chunk_offset(n, h, j, half) - n * 128;
           *reinterpret_cast<uint4 *>(out + off) = make_uint4(wh[0], wh[1], wh[2], wh[3]);
           *reinterpret_cast<uint4 *>(out + PART_BYTES + off) = make_uint4(wm[0], wm[1], wm[2], wm[3]);
           *reinterpret_cast<uint4 *>(out + 2 * PART_BYTES + off) =
@@ -249,9 +252,10 @@ __global__ void __launch_bounds__(384, 1)
     for (int j = 0; j < 2; ++j) {
       /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
       const float *at = sm.a[s];
-      const float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + (((2 * tq + j) ^ (r0 & 7)) << 2));
-      const float4 v = *reinterpret_cast<const float4 *>(
-          at + (r0 + 8) * BK + (((2 * tq + j) ^ ((r0 + 8) & 7)) << 2));
+      const int ca = bf16x6_a_chunk(tq, j);
+      const float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
+      const float4 v =
+          *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
       /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
        * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
       float uh[4], um[4], ul[4], vh[4], vm[4], vl[4];
@@ -261,7 +265,7 @@ __global__ void __launch_bounds__(384, 1)
       uint32_t ah[4] = {pack2(uh[0], uh[1]), pack2(vh[0], vh[1]), pack2(uh[2], uh[3]), pack2(vh[2], vh[3])};
       uint32_t am[4] = {pack2(um[0], um[1]), pack2(vm[0], vm[1]), pack2(um[2], um[3]), pack2(vm[2], vm[3])};
       uint32_t al[4] = {pack2(ul[0], ul[1]), pack2(vl[0], vl[1]), pack2(ul[2], ul[3]), pack2(vl[2], vl[3])};
-      const uint32_t off = 64 * h + 32 * j; /* bytes along K inside the swizzle row */
+      const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
       wgmma_fence();
       mma_rs(chk, ah, smem_desc_advance(d_hi, off), j);
       mma_rs(low, ah, smem_desc_advance(d_mid, off), 1);
