@@ -43,7 +43,9 @@ run_check bitident "$B/dev/bf16_stage1/bitident"
 run_check decode_split "$B/dev/decode_split/sweep"
 # the tensor cores' FP32 accumulation, fitted to tools/tc_model.h (for tools/f32-emu)
 run_check tc_probe "$B/dev/tc_probe/probe"
-# the BF16x6 FP32 kernel's first cut (TN), its error and speed beside SGEMM
+# the BF16x6 FP32 kernel's first cut (TN): a small shape with bounded waits
+# first (a protocol bug traps instead of hanging), then error and speed
+run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 64 1024 1024 1024
 run_check bf16x6 "$B/dev/bf16x6/bf16x6"
 if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   run_check bench-sgemm "$B/tools/gemmshim-bench" --kernel sgemm_simt \

@@ -11,10 +11,10 @@
  *
  * Kernel (the 3xTF32 kernel's skeleton, kernels/gemm_f32_3xtf32.cu):
  *   - Block tile 128 x 128, K-step 32 (one 128-byte FP32 swizzle row);
- *     384 threads: warpgroup 0 splits B and issues TMA (setmaxnreg 48),
- *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232: the
- *     register file's 64K exactly; ptxas reports no spill there, where
- *     32/240 spilled 16 bytes and 56/224 12).
+ *     384 threads: warpgroup 0 splits B and issues TMA (setmaxnreg 40),
+ *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232): the
+ *     168 x 384 registers the block starts with (ptxas: a 4-byte spill in
+ *     the split group; 32/232 spills 16 bytes, 24/240 68).
  *   - B's parts hi, mid, lo: BF16, K-major in 128-byte swizzled rows that
  *     hold two K-steps (half h = the step's slot & 1), so wgmma reads them
  *     through the 128-byte-swizzle descriptors of the BF16 kernel.
@@ -31,7 +31,11 @@
  *
  * Index math: dev/bf16x6/bf16x6_index.h, checked on the CPU by
  * dev/bf16x6/index_test.c against models of the swizzle and of wgmma.
- * Build: make dev/bf16x6/bf16x6 in a build folder (make check builds it).
+ * Build: make dev/bf16x6/bf16x6 and dev/bf16x6/bf16x6-debug in a build
+ * folder (make check builds both). The -debug one has bounded mbarrier
+ * waits (-DGS_SM90_BOUNDED_WAIT=1: a stuck wait traps with a message
+ * instead of hanging the device call); its debug printf costs registers
+ * (ptxas spills), so its times are not the kernel's.
  * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
  * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's). */
 #include <cublas_v2.h>
@@ -75,7 +79,11 @@ namespace {
 constexpr int BM = 128, BN = 128, BK = 32;
 constexpr int S = 4, P = 3;
 constexpr int ACC = 64;                 /* m64n128 FP32 accumulator per thread */
-constexpr int SPLIT_REGS = 48, CONSUMER_REGS = 232;
+constexpr int SPLIT_REGS = 40, CONSUMER_REGS = 232;
+/* setmaxnreg moves registers inside what the block started with: 168 a
+ * thread (ptxas's cap for 384 threads), not the whole register file */
+static_assert(SPLIT_REGS * 128 + CONSUMER_REGS * 256 <= 168 * 384,
+              "the setmaxnreg budgets fit the block's registers");
 constexpr int CONSUMER_WARPS = 8, SPLIT_THREADS = 128;
 constexpr uint32_t TILE_BYTES = BM * BK * 4; /* one raw FP32 tile: 16 KB */
 constexpr int EPI_LD = 64 + 4;               /* floats per staged column */
@@ -404,7 +412,7 @@ int main(int argc, char **argv) {
          "SGEMM err", "ratio", "ours TF/s", "SGEMM", "speed");
   for (size_t c = 0; c < dims.size(); c += 3) {
     const int m = dims[c], n = dims[c + 1], k = dims[c + 2];
-    if (m % BM || n % BN || k % BK) {
+    if (m <= 0 || n <= 0 || k <= 0 || m % BM || n % BN || k % BK) {
       fprintf(stderr, "bf16x6: %d %d %d: m, n multiples of 128 and k of 32 only\n", m, n, k);
       return 2;
     }

@@ -5,8 +5,9 @@
  * fragments; per k16 substep one hi*hi wgmma into a chunk accumulator and
  * five lower-class wgmmas into a low accumulator, A from registers; every
  * 32 of K the chunk added to an FP32 main sum by TwoSum, the error into
- * low) with two consumer warpgroups of m64n128 and one 32-register
- * warpgroup standing for the split group, at setmaxnreg 240 / 32. No TMA,
+ * low) with two consumer warpgroups of m64n128 and one warpgroup standing
+ * for the split group, at setmaxnreg 232 / 40 (the 168 x 384 registers a
+ * 384-thread block starts with; 240 / 32 would need 65536 and hang). No TMA,
  * no barriers between roles, B descriptors fixed: what ptxas allocates is
  * the question (-Xptxas -v: registers, spill stores and loads; C7510-C7519
  * would say wgmma got serialized). Not a kernel to run.
@@ -35,6 +36,8 @@ using namespace gs_sm90;
 #ifndef A_PARTS_IN_SMEM
 #define A_PARTS_IN_SMEM 0
 #endif
+
+static_assert(40 * 128 + 232 * 256 <= 168 * 384, "the setmaxnreg budgets fit the block's registers");
 
 namespace {
 
@@ -99,10 +102,10 @@ __global__ void __launch_bounds__(384, 1)
   __syncthreads();
   const int wg = warpgroup_index();
   if (wg == 0) {
-    setmaxnreg_dec<32>();
+    setmaxnreg_dec<40>();
     return;
   }
-  setmaxnreg_inc<240>();
+  setmaxnreg_inc<232>();
   const int t = threadIdx.x - 128 * wg, warp = t / 32, lane = t % 32;
   const int row0 = 64 * (wg - 1) + 16 * warp + lane / 4, tq = lane % 4;
   const uint64_t d_hi = smem_desc_sw128_kmajor(b_parts[0]);
