@@ -1,9 +1,11 @@
 /* bf16x6: the first cut of the BF16x6 "sepc" FP32 GEMM (design:
- * kernels/gemm_f32_bf16x9.md), TN layout only, finite inputs whose hi part
- * cannot round to Inf only (no cross tile, no exact split path yet), with
+ * kernels/gemm_f32_bf16x9.md), TN layout only, with
  * its own harness: error against an FP64 reference (cublasDgemm) beside
  * cuBLAS SGEMM's, over every output, for randn / wide / uniform [0, 1)
- * data, then ours and SGEMM interleaved (medians of 20 samples).
+ * data, then ours and SGEMM interleaved (medians of 20 samples); and
+ * "specials" (randn with Inf, NaN, an Inf against a 0, an overflowing
+ * product, values near FLT_MAX): every output's kind (finite, +-Inf, NaN)
+ * against SGEMM's.
  * Written 2026-12-05 without a GPU: compiled, never run.
  *
  * D[m,n] = sum_k A[k,m] B[k,n] (column-major, A and B stored K-major: the
@@ -23,9 +25,15 @@
  *     consumer thread's A values of a substep are one float4 per row (its
  *     lanes hit 8 distinct 16-byte chunks per phase).
  *   - Per substep: chunk += hi_a hi_b (scale-d 0 at j = 0: the chunk is
- *     one K-step), low += hi_a mid_b + mid_a hi_b + hi_a lo_b + lo_a hi_b +
- *     mid_a mid_b; after the step, main = TwoSum(main, chunk), low += its
- *     error. D = main + low.
+ *     one K-step), low += cross_a mid_b + mid_a cross_b + cross_a lo_b +
+ *     lo_a cross_b + mid_a mid_b; after the step, main = TwoSum(main,
+ *     chunk), low += its error. D = main + low.
+ *   - The split (kernels/bf16x3_split.h's): a fast path for "tame" values
+ *     (finite, hi cannot round to Inf), redone exactly per 8 values (B) or
+ *     per warp and substep (A, a vote) when one is not. cross = hi but 0
+ *     for Inf/NaN: for A in registers; for B a tile written over the raw B
+ *     stage only when the tile held a non-finite value (bar.red.or over
+ *     the split threads), else the cross descriptor is hi's.
  *   - S = 4 TMA stages, P = 3 part slots (S = P + 1: the wait for a free
  *     slot also frees the next TMA stage), barriers as 3xTF32's.
  *
@@ -54,6 +62,7 @@
 #include "sm90_host.h"
 #include "sm90_ptx.cuh"
 #include "bf16x6_index.h"
+#include "bf16x3_split.h"
 
 using namespace gs_sm90;
 
@@ -93,6 +102,7 @@ struct Smem {
   alignas(1024) float b[S][BN * BK];                  /* raw B (TMA) */
   alignas(1024) __nv_bfloat16 parts[2][3][BN * 64];   /* [buffer][hi, mid, lo], 2 steps a row */
   uint64_t full[S], pfull[P], pempty[P];
+  uint32_t pwild[P]; /* the step's B tile held a non-finite value: cross tile written */
 };
 constexpr size_t kSmemBytes = sizeof(Smem) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory");
@@ -107,6 +117,41 @@ struct Params {
 /* Part slot q: buffer q >> 1, half q & 1 (a 128-byte row holds two steps). */
 __device__ __forceinline__ int slot_buffer(int q) { return q >> 1; }
 __device__ __forceinline__ int slot_half(int q) { return q & 1; }
+
+/* Below this magnitude (bits) a finite value's hi rounds to a finite BF16:
+ * the fast split holds; at or above it, or for Inf/NaN, the exact one
+ * (kernels/bf16x3_split.h: hi truncated instead of reaching Inf; Inf/NaN in
+ * hi alone, cross 0). */
+constexpr uint32_t kTameLimit = 0x7f7f8000u;
+__device__ __forceinline__ bool tame(float x) { return fabsf(x) < __uint_as_float(kTameLimit); }
+
+/* Two values' parts, packed (low half first), by the exact split. */
+__device__ __forceinline__ void split_exact2(float x0, float x1, uint32_t &wh, uint32_t &wm,
+                                             uint32_t &wl, uint32_t &wc) {
+  const gs_bf16x3 a = gs_bf16x3_split(x0), b = gs_bf16x3_split(x1);
+  wh = a.hi | ((uint32_t)b.hi << 16), wm = a.mid | ((uint32_t)b.mid << 16);
+  wl = a.lo | ((uint32_t)b.lo << 16), wc = a.cross | ((uint32_t)b.cross << 16);
+}
+
+/* hi words with non-finite halves zeroed: the cross part. */
+__device__ __forceinline__ uint32_t cross_of(uint32_t wh) {
+  const uint32_t lo_nf = ((wh & 0x7f80u) == 0x7f80u) ? 0xffffu : 0u;
+  const uint32_t hi_nf = ((wh & 0x7f800000u) == 0x7f800000u) ? 0xffff0000u : 0u;
+  return wh & ~(lo_nf | hi_nf);
+}
+
+/* OR of pred over the `count` threads meeting at named barrier `id`. */
+__device__ __forceinline__ uint32_t bar_red_or(int id, int count, uint32_t pred) {
+  uint32_t r;
+  asm volatile(
+      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\n"
+      "barrier.cta.red.or.pred q, %2, %3, p;\n"
+      "selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"(pred), "r"(id), "r"(count)
+      : "memory");
+  return r;
+}
 
 __device__ __forceinline__ void split3(float x, float &hi, float &mid, float &lo) {
   hi = __bfloat162float(__float2bfloat16_rn(x));
@@ -205,6 +250,7 @@ __global__ void __launch_bounds__(384, 1)
        * 2 e' (+1), i.e. elements 2 half, 2 half + 1 of input chunk e'. */
       const float *brow = sm.b[s] + n * BK;
       const int h = slot_half(q), buf = slot_buffer(q);
+      uint32_t wild = 0; /* a non-finite value in this row: its cross differs from hi */
       unsigned char *out = reinterpret_cast<unsigned char *>(sm.parts[buf][0]) + n * 128;
       constexpr int PART_BYTES = BN * 64 * 2;
 #pragma unroll
@@ -216,13 +262,24 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           uint32_t wh[4], wm[4], wl[4];
+          bool all_tame = true;
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const float x0 = half ? c[e].z : c[e].x, x1 = half ? c[e].w : c[e].y;
+            all_tame = all_tame && tame(x0) && tame(x1);
             float h0, m0, l0, h1, m1, l1;
             split3(x0, h0, m0, l0);
             split3(x1, h1, m1, l1);
             wh[e] = pack2(h0, h1), wm[e] = pack2(m0, m1), wl[e] = pack2(l0, l1);
+          }
+          if (!all_tame) { /* rare: redo these eight values exactly */
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float x0 = half ? c[e].z : c[e].x, x1 = half ? c[e].w : c[e].y;
+              uint32_t wc;
+              split_exact2(x0, x1, wh[e], wm[e], wl[e], wc);
+              wild |= wc != wh[e];
+            }
           }
           const int off = bf16x6_part_chunk_offset(n, h, j, half) - n * 128;
           *reinterpret_cast<uint4 *>(out + off) = make_uint4(wh[0], wh[1], wh[2], wh[3]);
@@ -231,6 +288,24 @@ __global__ void __launch_bounds__(384, 1)
               make_uint4(wl[0], wl[1], wl[2], wl[3]);
         }
       }
+      /* A non-finite value anywhere in the tile: every row writes its cross
+       * part (hi with non-finite values zeroed) over its own raw B row,
+       * which nobody reads any more (the reduction is the barrier for the
+       * split threads; consumers read raw A only), at the parts' offsets. */
+      wild = bar_red_or(4, SPLIT_THREADS, wild);
+      if (wild) {
+        unsigned char *crs = reinterpret_cast<unsigned char *>(sm.b[s]) + n * 128;
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int off = bf16x6_part_chunk_offset(n, h, j, half) - n * 128;
+            const uint4 v = *reinterpret_cast<const uint4 *>(out + off);
+            *reinterpret_cast<uint4 *>(crs + off) =
+                make_uint4(cross_of(v.x), cross_of(v.y), cross_of(v.z), cross_of(v.w));
+          }
+      }
+      if (n == 0) sm.pwild[q] = wild;
       fence_proxy_async_smem(); /* generic writes, read by wgmma (async proxy) */
       mbar_arrive(&sm.pfull[q]);
     }
@@ -256,6 +331,9 @@ __global__ void __launch_bounds__(384, 1)
     const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[buf][0]);
     const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[buf][1]);
     const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[buf][2]);
+    /* B's cross part: hi, or the tile written over raw B when it held a
+     * non-finite value */
+    const uint64_t d_crs = sm.pwild[q] ? smem_desc_sw128_kmajor(sm.b[s]) : d_hi;
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
@@ -266,20 +344,41 @@ __global__ void __launch_bounds__(384, 1)
           *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
       /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
        * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
-      float uh[4], um[4], ul[4], vh[4], vm[4], vl[4];
       const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};
+      bool my_tame = true;
 #pragma unroll
-      for (int e = 0; e < 4; ++e) split3(ux[e], uh[e], um[e], ul[e]), split3(vx[e], vh[e], vm[e], vl[e]);
-      uint32_t ah[4] = {pack2(uh[0], uh[1]), pack2(vh[0], vh[1]), pack2(uh[2], uh[3]), pack2(vh[2], vh[3])};
-      uint32_t am[4] = {pack2(um[0], um[1]), pack2(vm[0], vm[1]), pack2(um[2], um[3]), pack2(vm[2], vm[3])};
-      uint32_t al[4] = {pack2(ul[0], ul[1]), pack2(vl[0], vl[1]), pack2(ul[2], ul[3]), pack2(vl[2], vl[3])};
+      for (int e = 0; e < 4; ++e) my_tame = my_tame && tame(ux[e]) && tame(vx[e]);
+      uint32_t ah[4], am[4], al[4], ac[4];
+      /* warp-uniform: every warp of the warpgroup issues the same wgmmas
+       * either way; only the split differs */
+      if (__all_sync(0xffffffffu, my_tame)) {
+        float uh[4], um[4], ul[4], vh[4], vm[4], vl[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          split3(ux[e], uh[e], um[e], ul[e]), split3(vx[e], vh[e], vm[e], vl[e]);
+        ah[0] = pack2(uh[0], uh[1]), ah[1] = pack2(vh[0], vh[1]);
+        ah[2] = pack2(uh[2], uh[3]), ah[3] = pack2(vh[2], vh[3]);
+        am[0] = pack2(um[0], um[1]), am[1] = pack2(vm[0], vm[1]);
+        am[2] = pack2(um[2], um[3]), am[3] = pack2(vm[2], vm[3]);
+        al[0] = pack2(ul[0], ul[1]), al[1] = pack2(vl[0], vl[1]);
+        al[2] = pack2(ul[2], ul[3]), al[3] = pack2(vl[2], vl[3]);
+#pragma unroll
+        for (int r = 0; r < 4; ++r) ac[r] = ah[r];
+      } else {
+        split_exact2(ux[0], ux[1], ah[0], am[0], al[0], ac[0]);
+        split_exact2(vx[0], vx[1], ah[1], am[1], al[1], ac[1]);
+        split_exact2(ux[2], ux[3], ah[2], am[2], al[2], ac[2]);
+        split_exact2(vx[2], vx[3], ah[3], am[3], al[3], ac[3]);
+      }
       const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
       wgmma_fence();
+      /* hi*hi into the chunk; the lower products with cross for hi, so
+       * an Inf never meets a 0 */
       mma_rs(chk, ah, smem_desc_advance(d_hi, off), j);
-      mma_rs(low, ah, smem_desc_advance(d_mid, off), 1);
-      mma_rs(low, am, smem_desc_advance(d_hi, off), 1);
-      mma_rs(low, ah, smem_desc_advance(d_lo, off), 1);
-      mma_rs(low, al, smem_desc_advance(d_hi, off), 1);
+      mma_rs(low, ac, smem_desc_advance(d_mid, off), 1);
+      mma_rs(low, am, smem_desc_advance(d_crs, off), 1);
+      mma_rs(low, ac, smem_desc_advance(d_lo, off), 1);
+      mma_rs(low, al, smem_desc_advance(d_crs, off), 1);
       mma_rs(low, am, smem_desc_advance(d_mid, off), 1);
       wgmma_commit();
     }
@@ -371,6 +470,16 @@ __global__ void widen(const float *s, double *d, size_t n) {
        i += (size_t)gridDim.x * blockDim.x)
     d[i] = s[i];
 }
+/* outputs whose kind (finite, +Inf, -Inf, NaN) differs between a and b */
+__device__ int kind_of(float x) { return x == x ? (isinf(x) ? (x > 0 ? 1 : 2) : 0) : 3; }
+__global__ void kind_mismatch(const float *a, const float *b, size_t n, unsigned long long *out) {
+  unsigned long long c = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    c += kind_of(a[i]) != kind_of(b[i]);
+  atomicAdd(out, c);
+}
+
 __global__ void err2(const float *D, const double *ref, size_t n, double *out) {
   double e = 0, r = 0;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -427,10 +536,24 @@ int main(int argc, char **argv) {
     CU(cudaMalloc(&B64, nb * 8));
     CU(cudaMalloc(&ref, nd * 8));
     CU(cudaMalloc(&sums, 16));
-    const char *names[3] = {"randn", "wide", "uniform01"};
-    for (int cls = 0; cls < 3; ++cls) {
-      fill<<<1024, 256>>>(A, na, 11 + cls, cls);
-      fill<<<1024, 256>>>(B, nb, 29 + cls, cls);
+    const char *names[4] = {"randn", "wide", "uniform01", "specials"};
+    for (int cls = 0; cls < 4; ++cls) {
+      fill<<<1024, 256>>>(A, na, 11 + cls, cls == 3 ? 0 : cls);
+      fill<<<1024, 256>>>(B, nb, 29 + cls, cls == 3 ? 0 : cls);
+      if (cls == 3) {
+        /* Inf, -Inf, NaN, an Inf against a 0, an overflowing product, and
+         * values near FLT_MAX (hi truncated): SGEMM's kind of each output
+         * (finite, +-Inf, NaN) must be ours too */
+        const struct { int a_or_b; int k, mn; float v; } pokes[] = {
+            {0, 7, 10, INFINITY},  {1, 7, 3, 0.0f},      {0, 100 % k, 20, NAN},
+            {0, 50 % k, 300 % m, -INFINITY}, {0, 200 % k, 40, 1.3e36f},
+            {1, 200 % k, 40, 1.3e36f}, {0, 201 % k, 41, 3.3e38f}, {1, 201 % k, 41, 0.5f},
+            {1, 3 % k, 77, 3.39e38f}};
+        for (const auto &pk : pokes) {
+          float *dst = pk.a_or_b ? B + (size_t)pk.mn * k + pk.k : A + (size_t)pk.mn * k + pk.k;
+          CU(cudaMemcpy(dst, &pk.v, 4, cudaMemcpyHostToDevice));
+        }
+      }
       widen<<<1024, 256>>>(A, A64, na);
       widen<<<1024, 256>>>(B, B64, nb);
       CU(cudaGetLastError());
@@ -441,13 +564,26 @@ int main(int argc, char **argv) {
       launch(A, B, Do, m, n, k, 0);
       CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
       CU(cudaDeviceSynchronize());
-      double e[2][2];
-      for (int side = 0; side < 2; ++side) {
-        CU(cudaMemset(sums, 0, 16));
-        err2<<<1024, 256>>>(side ? Dc : Do, ref, nd, sums);
-        CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
+      double eo = NAN, ec = NAN;
+      if (cls == 3) {
+        unsigned long long mism = 0;
+        CU(cudaMemset(sums, 0, 8));
+        kind_mismatch<<<1024, 256>>>(Do, Dc, nd, reinterpret_cast<unsigned long long *>(sums));
+        CU(cudaMemcpy(&mism, sums, 8, cudaMemcpyDeviceToHost));
+        printf("%5d %5d %5d    %-8s outputs whose kind (finite, +-Inf, NaN) differs from SGEMM's: "
+               "%llu\n", m, n, k, names[cls], mism);
+        if (mism) bad = 1;
+        continue;
       }
-      const double eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
+      {
+        double e[2][2];
+        for (int side = 0; side < 2; ++side) {
+          CU(cudaMemset(sums, 0, 16));
+          err2<<<1024, 256>>>(side ? Dc : Do, ref, nd, sums);
+          CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
+        }
+        eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
+      }
       /* time: 20 samples each, interleaved, 5 calls a sample */
       cudaEvent_t t0, t1;
       CU(cudaEventCreate(&t0));
