@@ -498,12 +498,13 @@ int main(int argc, char **argv)
     for (int c = 0; c < CL_N; c++) classes[n_classes++] = c;
   if (!n_ks) ks[0] = 256, ks[1] = 4096, n_ks = 2;
   if (full_n > 0) outputs = full_n;
-  if (threads < 1 || threads > 64 || outputs < 1 || seeds < 1 || tc_bf16.prec < 24 || tc_bf16.prec > 60 || tc_tf32.prec < 24 ||
-      tc_tf32.prec > 60 ||
-      hi_chunk < 16 || hi_chunk % 16 || n_slices < 1 || full_n < 0 || full_n > 65535 ||
-      full_top < 1 || full_sample < 1 ||
-      n_slices > SLICES_MAX || tc_bf16.block < 1 ||
-      16 % tc_bf16.block || tc_tf32.block < 1 || 8 % tc_tf32.block) {
+  const int bad_model = tc_bf16.prec < 24 || tc_bf16.prec > 60 || tc_tf32.prec < 24 ||
+                        tc_tf32.prec > 60 || tc_bf16.block < 1 || 16 % tc_bf16.block ||
+                        tc_tf32.block < 1 || 8 % tc_tf32.block;
+  const int bad_run = threads < 1 || threads > 64 || outputs < 1 || seeds < 1 ||
+                      hi_chunk < 16 || hi_chunk % 16 || n_slices < 1 || n_slices > SLICES_MAX ||
+                      full_n < 0 || full_n > 65535 || full_top < 1 || full_sample < 1;
+  if (bad_model || bad_run) {
     fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--chunk/"
                     "--slices/--full/--top/--sample\n");
     return 2;
