@@ -194,19 +194,6 @@ __device__ __forceinline__ float max_abs4(float a, float b, float c, float d) {
   return max_abs_nan(max_abs_nan(fabsf(a), b), max_abs_nan(fabsf(c), d));
 }
 
-/* OR of `pred` over the `count` threads that meet at named barrier `id`. */
-__device__ __forceinline__ uint32_t bar_red_or(int id, int count, uint32_t pred) {
-  uint32_t r;
-  asm volatile(
-      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\n"
-      "barrier.cta.red.or.pred q, %2, %3, p;\n"
-      "selp.u32 %0, 1, 0, q;\n}\n"
-      : "=r"(r)
-      : "r"(pred), "r"(id), "r"(count)
-      : "memory");
-  return r;
-}
-
 /* Pin values in registers at this point of the program: the split of a
  * substep is not hoisted above the wgmma wait that frees its registers. */
 __device__ __forceinline__ void reg_pin4(float &a, float &b, float &c, float &d) {
@@ -215,13 +202,6 @@ __device__ __forceinline__ void reg_pin4(float &a, float &b, float &c, float &d)
 
 __device__ __forceinline__ void reg_pin4u(uint32_t (&a)[4]) {
   asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3]));
-}
-
-/* threadIdx.x read anew (not kept in a register across the role split). */
-__device__ __forceinline__ uint32_t tid_x() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r));
-  return r;
 }
 
 /* Grouped raster: GROUP_M tile rows (of m) share the B panels in L2. Each

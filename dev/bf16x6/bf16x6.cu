@@ -140,19 +140,6 @@ __device__ __forceinline__ uint32_t cross_of(uint32_t wh) {
   return wh & ~(lo_nf | hi_nf);
 }
 
-/* OR of pred over the `count` threads meeting at named barrier `id`. */
-__device__ __forceinline__ uint32_t bar_red_or(int id, int count, uint32_t pred) {
-  uint32_t r;
-  asm volatile(
-      "{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\n"
-      "barrier.cta.red.or.pred q, %2, %3, p;\n"
-      "selp.u32 %0, 1, 0, q;\n}\n"
-      : "=r"(r)
-      : "r"(pred), "r"(id), "r"(count)
-      : "memory");
-  return r;
-}
-
 __device__ __forceinline__ void split3(float x, float &hi, float &mid, float &lo) {
   hi = __bfloat162float(__float2bfloat16_rn(x));
   const float r = x - hi;
@@ -164,12 +151,6 @@ __device__ __forceinline__ void split3(float x, float &hi, float &mid, float &lo
 /* Two floats as a BF16 pair (lo half first), rounded to nearest: exact for
  * parts that are BF16 already. */
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) { return pack_bf16x2(lo, hi); }
-
-__device__ __forceinline__ uint32_t tid_x() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(r));
-  return r;
-}
 
 /* Grouped raster of 8 tile rows. */
 __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
