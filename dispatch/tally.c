@@ -29,6 +29,7 @@ typedef struct key {
   int64_t m, n, k, batch;
   int64_t ld[4];            /* lda, ldb, ldc, ldd (BLAS: ldd = ldc) */
   int64_t stride[4];        /* batch strides of A, B, C, D (0: not batched) */
+  int64_t workspace;        /* cuBLASLt: the bytes of workspace the caller gave; -1 BLAS */
   const char *entry_name;
   const char *route;        /* kernel name, or "cublas" */
   int32_t a_type, b_type, c_type, compute;
@@ -43,7 +44,7 @@ typedef struct key {
   char layout[4];
   int32_t zero;             /* explicit tail padding */
 } key;
-_Static_assert(sizeof(key) == 12 * 8 + 2 * sizeof(void *) + 10 * 4 + 8 + 4 + 4,
+_Static_assert(sizeof(key) == 13 * 8 + 2 * sizeof(void *) + 10 * 4 + 8 + 4 + 4,
                "key has padding: memcmp would compare it");
 
 /* What GEMMSHIM_TIME measured of a row: sampled calls timed and their
@@ -190,6 +191,8 @@ static void key_of_call(const gs_gemm *g, const gs_decision *d, key *out)
     k->stride[0] = g->stride_a; k->stride[1] = g->stride_b; k->stride[2] = g->stride_c;
     k->stride[3] = lt ? g->stride_d : g->stride_c;
   }
+  /* the tuner measures a cuBLASLt call with the workspace it had */
+  k->workspace = lt ? (int64_t)g->workspace_size : -1;
   for (int i = 0; i < 4; i++) {
     /* as the route table's key reckons them (route_table.c) */
     k->align_ptr[i] = (uint8_t)gs_rt_align_of((uint64_t)(uintptr_t)ptr[i]);
@@ -501,6 +504,10 @@ static void put_row(text *t, long pid, const merged *m)
   put_str(t, ",");
   put_clean(t, id ? id->uuid : "", id ? sizeof id->uuid : 0);
   put_time(t, m);
+  /* v4 */
+  put_str(t, ",");
+  if (k->workspace < 0) put_str(t, "-");
+  else put_i64(t, k->workspace);
   put_str(t, "\n");
 }
 
@@ -511,8 +518,8 @@ static void put_overflow(text *t, long pid, uint64_t count)
   put_u64(t, count);
   /* device, then v2's columns: '-' for names, -1 for numbers */
   put_str(t, ",-1,-,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-1,-,-,-,-");
-  /* v3's time columns: not attributed */
-  put_str(t, ",-,-,-,-,-\n");
+  /* v3's time columns: not attributed; v4's workspace */
+  put_str(t, ",-,-,-,-,-,-\n");
 }
 
 /* ---- writing the log ----------------------------------------------------------- */
@@ -656,7 +663,7 @@ static void say(const char *a, const char *b)
 
 /* What a log file holds, read under its lock: nothing yet, a log of this
  * version (its first line is GS_LOG_VERSION), or anything else: an older
- * shim's log (v1 had no version line, v2 fewer columns), another
+ * shim's log (v1 had no version line, v2 and v3 fewer columns), another
  * version's, or a file that cannot be read. */
 enum { LOG_EMPTY, LOG_OURS, LOG_OTHER };
 
@@ -744,8 +751,8 @@ static atomic_int said_other_format;   /* once per process */
 /* Several processes may share one log path (torchrun ranks without %p):
  * whole blocks are appended under an exclusive record lock, the header only
  * into an empty file, so no process's rows are lost. A file in another
- * format (an older shim's v1 or v2 log) is not appended to, so that no
- * file mixes formats: the rows go to PATH.v3, under the same rules. Only
+ * format (an older shim's v1, v2 or v3 log) is not appended to, so that no
+ * file mixes formats: the rows go to PATH.v4, under the same rules. Only
  * async-signal-safe calls from here on. */
 int gs_tally_flush_log(void)
 {
@@ -767,7 +774,7 @@ int gs_tally_flush_log(void)
       path = other;
       if (!atomic_exchange(&said_other_format, 1)) {
         const char *parts[] = { "gemmshim: GEMMSHIM_LOG ", cfg->log_path,
-                                " is not a v3 gemmshim log (an older gemmshim's?): it is left as "
+                                " is not a v4 gemmshim log (an older gemmshim's?): it is left as "
                                 "it is, and this process's rows go to ", other, "\n" };
         for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
           write_all(2, parts[i], strlen(parts[i]));
@@ -775,7 +782,7 @@ int gs_tally_flush_log(void)
       fd = open_locked(path);
       kind = fd >= 0 ? log_kind(fd) : LOG_OTHER;
       if (fd >= 0 && kind == LOG_OTHER) {
-        say("gemmshim: not writing the log: neither file is a v3 gemmshim log: ", path);
+        say("gemmshim: not writing the log: neither file is a v4 gemmshim log: ", path);
         close(fd);
         fd = -1;
         rc = -1;

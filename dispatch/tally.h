@@ -9,7 +9,7 @@
  * handle's state (GS_NONE before: written '-').
  * Each thread counts into a table of its own (no locks, no shared cache
  * lines on the hot path); tables are merged when read. At exit the rows go
- * to GEMMSHIM_LOG as CSV (format v3: GS_LOG_VERSION, then GS_LOG_HEADER,
+ * to GEMMSHIM_LOG as CSV (format v4: GS_LOG_VERSION, then GS_LOG_HEADER,
  * then rows; README.md, "The log"); nothing is written by a process that
  * made no call. With GEMMSHIM_TIME a row also holds what timing.c
  * measured of its calls. */
@@ -57,9 +57,9 @@ uint64_t gs_tally_count(const char *route, int reason);
 size_t gs_tally_write_csv(FILE *out);
 
 /* Write the log now if GEMMSHIM_LOG is set and there is anything to say
- * (also runs at exit). The rows are appended to a v3 log, or written with
+ * (also runs at exit). The rows are appended to a v4 log, or written with
  * the two header lines into an empty file; a file that holds anything else
- * (an older shim's v1 or v2 log) is left alone and the rows go to PATH.v3
+ * (an older shim's v1, v2 or v3 log) is left alone and the rows go to PATH.v4
  * instead, said once on stderr. Returns 0, or -1 when the file cannot be
  * written. */
 int gs_tally_flush_log(void);
@@ -68,15 +68,16 @@ int gs_tally_flush_log(void);
 void gs_tally_reset(void);
 
 /* The log's first line, then its header. The first 16 columns are v1's,
- * in v1's order; later versions only append (v3: the time columns). */
-#define GS_LOG_VERSION "# gemmshim log v3"
+ * in v1's order; later versions only append (v3: the time columns; v4: the
+ * workspace of a cuBLASLt call). */
+#define GS_LOG_VERSION "# gemmshim log v4"
 #define GS_LOG_HEADER \
   "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count," \
   "device,entry_class,lda,ldb,ldc,ldd,stride_a,stride_b,stride_c,stride_d," \
   "align_a,align_b,align_c,align_d,align_lda,align_ldb,align_ldc,align_ldd," \
   "pointer_mode,math_mode,gpu_name,gpu_uuid," \
-  "timed,median_us,est_total_us,captured,time_dropped"
+  "timed,median_us,est_total_us,captured,time_dropped,workspace"
 /* Where the rows go when GEMMSHIM_LOG holds another format: PATH + this. */
-#define GS_LOG_OTHER_FORMAT_SUFFIX ".v3"
+#define GS_LOG_OTHER_FORMAT_SUFFIX ".v4"
 
 #endif

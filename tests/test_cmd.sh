@@ -447,7 +447,7 @@ check "record: the log of a program's GEMM calls"
 gs record -o rec.csv -- "$CALLER" 64 64 64 2 128 128 128 3
 expect_rc 0
 expect_is err 'gemmshim: recorded 2 distinct calls (5 calls) in rec.csv'
-[ "$(sed -n 1p rec.csv)" = '# gemmshim log v3' ] || bad "rec.csv's first line is not '# gemmshim log v3'"
+[ "$(sed -n 1p rec.csv)" = '# gemmshim log v4' ] || bad "rec.csv's first line is not '# gemmshim log v4'"
 case $(sed -n 2p rec.csv) in "$HEAD"*) ;; *) bad "rec.csv's second line is not the header $HEAD..." ;; esac
 expect_file_lines 4 rec.csv
 grep -qF -- "$ROW64" rec.csv || bad "rec.csv has no row $ROW64"
@@ -558,22 +558,22 @@ expect_rc 0
 expect_is err 'gemmshim: 1 GEMM call; share of GEMM FLOPs: cublas 100.0%'
 [ -f rel-run.csv ] && expect_file_lines 3 rel-run.csv || bad "no $W/rel-run.csv"
 
-# An older shim's log is left alone; the library writes PATH.v3, read there.
+# An older shim's log is left alone; the library writes PATH.v4, read there.
 check "run: GEMMSHIM_LOG holding a v1 log"
 printf 'pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,device\n' > old.csv
 genv GEMMSHIM_LOG=$W/old.csv -- run -- "$CALLER" 8 8 8 2
 expect_rc 0
 expect_line err 'gemmshim: 2 GEMM calls; share of GEMM FLOPs: cublas 100.0%'
 expect_file_lines 1 old.csv
-[ -f old.csv.v3 ] && expect_file_lines 3 old.csv.v3 || bad "no $W/old.csv.v3"
+[ -f old.csv.v4 ] && expect_file_lines 3 old.csv.v4 || bad "no $W/old.csv.v4"
 
-check "run: GEMMSHIM_LOG holding a v2 log"
-printf '# gemmshim log v2\npid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,device\n' > old2.csv
+check "run: GEMMSHIM_LOG holding a v3 log"
+printf '# gemmshim log v3\npid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,device\n' > old2.csv
 genv GEMMSHIM_LOG=$W/old2.csv -- run -- "$CALLER" 8 8 8 1
 expect_rc 0
 expect_line err 'gemmshim: 1 GEMM call; share of GEMM FLOPs: cublas 100.0%'
 expect_file_lines 2 old2.csv
-[ -f old2.csv.v3 ] && expect_file_lines 3 old2.csv.v3 || bad "no $W/old2.csv.v3"
+[ -f old2.csv.v4 ] && expect_file_lines 3 old2.csv.v4 || bad "no $W/old2.csv.v4"
 
 check "run: GEMMSHIM_LOG with per-process tokens"
 genv GEMMSHIM_LOG=$W/pp.%p.csv -- run -- "$CALLER" 8 8 8 1
@@ -785,7 +785,7 @@ $(cat routes.csv)"
   bad "not 11 bench calls naming kern_bf16 (6 self, 5 measured: NN is outside, once)"
 grep -q -- '--iters 25 --preheat-ms 0 --device 0' "$FAKE_BENCH_LOG" || bad "--iters/--preheat-ms not passed on"
 [ "$(grep -c ',verdict,' measurements-routes.csv)" = 3 ] || bad "measurements-routes.csv has not 3 verdicts"
-grep -q '^gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,kern_bf16,1,outside,' measurements-routes.csv ||
+grep -q '^gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,-,kern_bf16,1,outside,' measurements-routes.csv ||
   bad "measurements-routes.csv does not say NN is outside kern_bf16's class"
 
 check "tune: the table is read by gemmshim run as any other"
@@ -809,6 +809,16 @@ expect_line err "gemmshim: tune: 1 call measured, 3 kept from the table, 0 witho
 grep -qx 'gemm,bf16,bf16,bf16,32f,TN,-,2048,1,4096,1,16,cublas,10.01,1.0000,-' routes.csv ||
   bad "routes.csv has no row for 2048x1x4096"
 [ "$(grep -c ',verdict,' measurements-routes.csv)" = 4 ] || bad "measurements-routes.csv lost the first run's rows"
+
+check "tune --resume: measurements of an older gemmshim are not appended to"
+cp routes.csv old-routes.csv
+sed 's/,workspace,/,/' measurements-routes.csv >measurements-old-routes.csv
+cp measurements-old-routes.csv old-measurements.bak
+gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o old-routes.csv --resume --preheat-ms 0
+expect_rc 2
+expect_line err "gemmshim: tune: --resume: $W/measurements-old-routes.csv has other columns than this gemmshim writes (an older one's?): move it away to go on"
+cmp -s measurements-old-routes.csv old-measurements.bak || bad "the older measurements changed"
+cmp -s old-routes.csv routes.csv || bad "the table resumed changed"
 
 check "tune: a recorded log, into this GPU's table in the cache folder"
 gs record -o rec-tune.csv -- "$CALLER" 64 64 64 2 4096 8 4096 1
@@ -848,10 +858,40 @@ grep -qx 'gemm,bf16,bf16,bf16,32f,NT,-,4096,8,4096,1,16,cublas,10.01,1.0000,-' l
   bad "not 2 second-pass runs with the first pass's algorithms"
 [ "$(grep -c ',cublaslt#2,' measurements-lt.csv)" = 4 ] ||
   bad "measurements-lt.csv has not both passes of algorithm #2 for both calls"
-grep -q "^gemm,bf16,bf16,bf16,32f,TN,-,8192,8,8192,1,16,cublaslt#2,2,measured,.*,$ALGO2\$" measurements-lt.csv ||
+grep -q "^gemm,bf16,bf16,bf16,32f,TN,-,8192,8,8192,1,16,-,cublaslt#2,2,measured,.*,$ALGO2\$" measurements-lt.csv ||
   bad "measurements-lt.csv does not name the algorithm it measured"
 gs run --table lt.csv -- true
 expect_rc 0
+
+check "tune: a cuBLASLt call is measured as the program made it"
+printf '4096 8 4096 TN bf16 lt 1048576 bias\n4096 8 2048 TN bf16 lt 0\n' >ltcall-shapes.txt
+rm -f "$FAKE_BENCH_LOG"
+genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes ltcall-shapes.txt -o ltcall.csv --preheat-ms 0
+expect_rc 0
+grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
+  bad "ltcall.csv does not route the cuBLASLt call with bias: $(grep '^lt' ltcall.csv)"
+grep -qx 'lt,bf16,bf16,bf16,32f,TN,default,4096,8,2048,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
+  bad "ltcall.csv has no row for the cuBLASLt call without an epilogue: $(grep '^lt' ltcall.csv)"
+# every measurement of each call (cuBLAS against itself, each kernel, the
+# route cublaslt in both passes) made the call with its workspace and epilogue
+RUNS=$(grep -c -- '--kernel ' "$FAKE_BENCH_LOG")
+[ "$(grep -c -- '--lt-call 1048576 --epilogue bias' "$FAKE_BENCH_LOG")" -gt 0 ] &&
+  [ "$(grep -c -- '--lt-call 1048576 --epilogue bias' "$FAKE_BENCH_LOG")" = \
+    "$(grep -c -- '--kernel .*--lt-call 0 --epilogue default' "$FAKE_BENCH_LOG")" ] &&
+  [ "$(grep -c -- '--lt-call' "$FAKE_BENCH_LOG")" = "$RUNS" ] ||
+  bad "not every bench run made the cuBLASLt call with its workspace and epilogue: $(cat "$FAKE_BENCH_LOG")"
+grep -q '^lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,1048576,kern_bf16,1,measured,' measurements-ltcall.csv ||
+  bad "measurements-ltcall.csv does not give the workspace measured with"
+grep -q '^entry,.*,align,workspace,candidate,' measurements-ltcall.csv ||
+  bad "measurements-ltcall.csv's header has no workspace column"
+
+check "tune: a bad cuBLASLt line in a shape file"
+printf '4096 8 4096 TN bf16 lt -1\n' >bad-lt-shapes.txt
+gs tune --bench "$FAKE_BENCH" --shapes bad-lt-shapes.txt -o none.csv
+expect_rc 2
+grep -q '^gemmshim: tune: bad-lt-shapes.txt:1: expected "m n k layout dtype" .*"lt WORKSPACE \[default|bias\]"' "$T/err" ||
+  bad "no message naming the cuBLASLt form: $(cat "$T/err")"
+[ ! -e none.csv ] || bad "a table was written"
 
 check "tune: no GPU: a clear message, no table"
 genv FAKE_BENCH_NO_GPU=1 -- tune --bench "$FAKE_BENCH" --shapes shapes.txt -o none.csv

@@ -738,7 +738,8 @@ static int teardown_timed(void **s)
 }
 
 /* The five time columns of the log row whose route and reason are given
- * (", route, reason," in the row); fails when there is no such row. */
+ * (", route, reason," in the row; the last but one to the last but five,
+ * before v4's workspace); fails when there is no such row. */
 typedef struct time_cols { char f[5][32]; } time_cols;
 
 static time_cols time_of_row(const char *route_reason)
@@ -752,7 +753,7 @@ static time_cols time_of_row(const char *route_reason)
   if (!row) fail_msg("no row with %s in:\n%s", route_reason, buf);
   const char *end = strchr(row, '\n');
   const char *p = end;
-  for (int commas = 0; p > row && commas < 5; p--)
+  for (int commas = 0; p > row && commas < 6; p--)
     if (p[-1] == ',') commas++;
   time_cols t;
   memset(&t, 0, sizeof t);

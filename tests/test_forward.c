@@ -551,8 +551,8 @@ static void test_route_off_observes_only(void **state)
   /* a record to replay: leading dimensions, alignment classes, and the
    * handle's pointer and math mode, read for the log though routing is off */
   assert_non_null(strstr(log, "cublas,routing_off,1,-1,gemm,256,256,256,256,0,0,0,0,"
-                              "16,16,16,16,16,16,16,16,host,0,-,-,-,-,-,-,-\n"));
-  const char *head = "# gemmshim log v3\npid,entry,a_type,b_type,c_type,compute,layout,epilogue,"
+                              "16,16,16,16,16,16,16,16,host,0,-,-,-,-,-,-,-,-\n"));
+  const char *head = "# gemmshim log v4\npid,entry,a_type,b_type,c_type,compute,layout,epilogue,"
                      "m,n,k,batch,route,reason,count,device,entry_class,lda,ldb,ldc,ldd,";
   assert_true(!strncmp(log, head, strlen(head)));
 }

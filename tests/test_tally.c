@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cublasLt.h>
 #include <cublas_api.h>
 #include <library_types.h>
 
@@ -253,7 +254,7 @@ static void test_replay_columns(void **s)
    * align lda..ldd (136*2 = 272 = 16*17, 129*2 = 258, 64*2 = 128) */
   const char *want = ",routed,1,0,gemm_batched,136,129,64,64,8704,4128,2048,2048,16,2,8,8,"
                      "16,2,16,16,device,0,NVIDIA H200,GPU-00000000-1111-2222-3333-444444444444,"
-                     "-,-,-,-,-\n";   /* GEMMSHIM_TIME off */
+                     "-,-,-,-,-,-\n";   /* GEMMSHIM_TIME off; no workspace (BLAS) */
   assert_non_null(strstr(out, want));
   /* decided before the device (and the handle's state) was known, as
    * the interposer describes a call */
@@ -263,7 +264,7 @@ static void test_replay_columns(void **s)
   gs_tally_add(&g, &forwarded);
   out = csv();
   assert_non_null(strstr(out, ",not_tuned,1,-1,gemm_batched,136,129,64,64,8704,4128,2048,2048,"
-                              "16,2,8,8,16,2,16,16,-,-,-,-,-,-,-,-,-\n"));
+                              "16,2,8,8,16,2,16,16,-,-,-,-,-,-,-,-,-,-\n"));
   /* the header names every column of the row */
   int header_cols = 1, row_cols = 1;
   for (const char *p = GS_LOG_HEADER; *p; p++) header_cols += *p == ',';
@@ -272,8 +273,53 @@ static void test_replay_columns(void **s)
   assert_int_equal(row_cols, header_cols);
 }
 
-/* An older shim's log (v1: no version line) is never mixed with v3 rows:
- * it is left alone and the rows go to PATH.v3. */
+/* Each row's workspace, as the log's reader gives it, added up. */
+static int sum_workspace(const rs_row *r, void *ctx)
+{
+  *(long long *)ctx += r->workspace;
+  return 0;
+}
+
+/* A cuBLASLt call's row holds the workspace it gave (what the tuner
+ * measures it with); calls that differ only in it are rows of their own. */
+static void test_lt_workspace_column(void **s)
+{
+  (void)s;
+  gs_gemm g = call(64, 32, 128);
+  g.entry_name = "cublasLtMatmul";
+  g.is_lt = 1;
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16BF;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.epilogue = CUBLASLT_EPILOGUE_BIAS;
+  g.ldd = 64;
+  g.workspace_size = 33554432;
+  gs_tally_add(&g, &forwarded);
+  gs_tally_add(&g, &forwarded);
+  g.workspace_size = 0;
+  gs_tally_add(&g, &forwarded);
+  char *out = csv();
+  assert_non_null(strstr(out, ",cublasLtMatmul,bf16,bf16,bf16,32f,TN,bias,64,32,128,1,cublas,"
+                              "not_tuned,2,"));
+  assert_non_null(strstr(out, ",-,-,-,-,-,33554432\n"));
+  assert_non_null(strstr(out, ",cublasLtMatmul,bf16,bf16,bf16,32f,TN,bias,64,32,128,1,cublas,"
+                              "not_tuned,1,"));
+  assert_non_null(strstr(out, ",-,-,-,-,-,0\n"));
+  assert_true(!strncmp(out, GS_LOG_VERSION "\n" GS_LOG_HEADER "\n",
+                       strlen(GS_LOG_VERSION "\n" GS_LOG_HEADER "\n")));
+  assert_true(!strcmp(GS_LOG_HEADER + strlen(GS_LOG_HEADER) - strlen(",workspace"), ",workspace"));
+  /* read back: the two cuBLASLt rows, and -1 for a BLAS row */
+  gs_gemm blas = call(8, 8, 8);
+  gs_tally_add(&blas, &forwarded);
+  out = csv();
+  long long total = 0;
+  char err[RS_ERR_LEN];
+  if (rs_read_text(out, strlen(out), "log", 0, sum_workspace, &total, NULL, err))
+    fail_msg("%s", err);
+  assert_int_equal(total, 33554432LL + 0 - 1);
+}
+
+/* An older shim's log (v1: no version line) is never mixed with v4 rows:
+ * it is left alone and the rows go to PATH.v4. */
 static void test_v1_log_is_left_alone(void **s)
 {
   (void)s;
@@ -331,7 +377,7 @@ static void test_log_reads_back(void **s)
   char err[RS_ERR_LEN];
   rs_init(&sum);
   if (rs_load_text(&sum, out, strlen(out), "log", 0, err)) fail_msg("%s", err);
-  assert_int_equal(sum.version, 3);
+  assert_int_equal(sum.version, 4);
   assert_int_equal(sum.calls, 3007);
   assert_true(sum.unknown_calls > 0);
   assert_float_equal(rs_share(&sum, "f32_test") * sum.flops, 2.0 * 64 * 64 * 64 * 7, 1e-3);
@@ -347,6 +393,7 @@ int main(void)
     cmocka_unit_test_setup(test_distinct_rows_overflow_is_counted, reset),
     cmocka_unit_test_setup(test_log_file_appends_without_second_header, reset),
     cmocka_unit_test_setup(test_replay_columns, reset),
+    cmocka_unit_test_setup(test_lt_workspace_column, reset),
     cmocka_unit_test_setup(test_v1_log_is_left_alone, reset),
     cmocka_unit_test_setup(test_log_reads_back, reset),
   };

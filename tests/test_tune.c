@@ -76,6 +76,7 @@ static tn_key gemm_key(const char *dt, const char *layout, long long m, long lon
   snprintf(key.layout, sizeof key.layout, "%s", layout);
   snprintf(key.epilogue, sizeof key.epilogue, "-");
   key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16, key.math_mode = 0;
+  key.workspace = -1;
   return key;
 }
 
@@ -84,7 +85,7 @@ static tn_key gemm_key(const char *dt, const char *layout, long long m, long lon
 static void test_measurable_is_the_call_the_bench_makes(void **s)
 {
   (void)s;
-  char why[96];
+  char why[TN_WHY_LEN];
   tn_key k = gemm_key("bf16", "TN", 4096, 8, 4096);
   assert_true(tn_measurable(&k, why, sizeof why));
   assert_string_equal(why, "");
@@ -92,10 +93,38 @@ static void test_measurable_is_the_call_the_bench_makes(void **s)
   b.batch = 4;
   assert_false(tn_measurable(&b, why, sizeof why));
   assert_string_equal(why, "batched calls are not measured yet");
-  b = k;
-  snprintf(b.entry, sizeof b.entry, "lt");
+  /* cublasLtMatmul: BF16 or FP16, epilogue default or bias, its
+   * workspace known */
+  tn_key l = k;
+  snprintf(l.entry, sizeof l.entry, "lt");
+  snprintf(l.epilogue, sizeof l.epilogue, "bias");
+  l.math_mode = -1;
+  l.workspace = 0;
+  assert_true(tn_measurable(&l, why, sizeof why));
+  snprintf(l.epilogue, sizeof l.epilogue, "default");
+  l.workspace = 32 << 20;
+  assert_true(tn_measurable(&l, why, sizeof why));
+  b = l;
+  b.workspace = -1;
   assert_false(tn_measurable(&b, why, sizeof why));
-  assert_non_null(strstr(why, "cublasLtMatmul"));
+  assert_non_null(strstr(why, "workspace"));
+  b = l;
+  snprintf(b.epilogue, sizeof b.epilogue, "gelu_bias");
+  assert_false(tn_measurable(&b, why, sizeof why));
+  assert_non_null(strstr(why, "epilogue"));
+  b = l;
+  snprintf(b.epilogue, sizeof b.epilogue, "-");
+  assert_false(tn_measurable(&b, why, sizeof why));
+  b = l;
+  b.batch = 2;
+  assert_false(tn_measurable(&b, why, sizeof why));
+  tn_key lf = gemm_key("f32", "NN", 1024, 1024, 1024);
+  snprintf(lf.entry, sizeof lf.entry, "lt");
+  snprintf(lf.compute, sizeof lf.compute, "32f");
+  snprintf(lf.epilogue, sizeof lf.epilogue, "default");
+  lf.workspace = 0;
+  assert_false(tn_measurable(&lf, why, sizeof why));
+  assert_non_null(strstr(why, "FP32 cublasLtMatmul"));
   b = k;
   b.align = 8;
   assert_false(tn_measurable(&b, why, sizeof why));
@@ -164,6 +193,68 @@ static void test_plan_from_a_log_distinct_and_measurable(void **s)
     tf32 |= p.skipped[i].math_mode == 3 && strstr(p.skip_why[i], "math mode") != NULL;
   }
   assert_true(batched && lt && tf32);
+  tn_plan_free(&p);
+}
+
+#define V4_HEADER                                                                              \
+  "# gemmshim log v4\n"                                                                        \
+  "pid,entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,route,reason,count,"    \
+  "device,entry_class,lda,ldb,ldc,ldd,stride_a,stride_b,stride_c,stride_d,align_a,align_b,"   \
+  "align_c,align_d,align_lda,align_ldb,align_ldc,align_ldd,pointer_mode,math_mode,gpu_name,"  \
+  "gpu_uuid,timed,median_us,est_total_us,captured,time_dropped,workspace\n"
+#define LT_ROW(pid, epi, m, ws)                                                                  \
+  #pid ",cublasLtMatmul,bf16,bf16,bf16,32f,TN," epi "," #m ",8,1024,1,cublas,routing_off,5,0,lt," \
+  "1024,1024," #m "," #m A16 "-,NVIDIA H200,GPU-1,-,-,-,-,-," ws "\n"
+
+/* A cuBLASLt call is measured with the least workspace its calls gave;
+ * one whose workspace a row (an older log's) does not say is not. */
+static void test_plan_lt_calls_take_the_least_workspace(void **s)
+{
+  (void)s;
+  char v4[512], v3[512];
+  path_in("lt-v4.csv", v4, sizeof v4);
+  path_in("lt-v3.csv", v3, sizeof v3);
+  spit(v4, V4_HEADER LT_ROW(1, "bias", 4096, "33554432") LT_ROW(2, "bias", 4096, "1048576")
+           LT_ROW(3, "bias", 4096, "4194304") LT_ROW(1, "default", 2048, "0")
+           LT_ROW(1, "bias", 1024, "8388608") LT_ROW(1, "gelu_bias", 3072, "0")
+           "1,cublasGemmEx,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,cublas,routing_off,30,0,gemm,"
+           "4096,4096,4096,4096" A16 "0,NVIDIA H200,GPU-1,-,-,-,-,-,-\n");
+  /* the 1024 call again, from a log that does not give its workspace */
+  spit(v3, V3_HEADER "1,cublasLtMatmul,bf16,bf16,bf16,32f,TN,bias,1024,8,1024,1,cublas,routing_off,"
+           "5,0,lt,1024,1024,1024,1024" A16 "-" TAIL);
+  tn_plan p;
+  tn_plan_init(&p);
+  char err[TN_ERR_LEN];
+  assert_int_equal(tn_plan_add_log(&p, v4, err), 0);
+  assert_int_equal(p.n, 4);
+  assert_int_equal(tn_plan_add_log(&p, v3, err), 0);
+  assert_int_equal(p.n, 3);
+  assert_int_equal(p.n_skipped, 2);
+  tn_plan_sort(&p);
+  long long ws_4096 = -2, ws_2048 = -2, ws_gemm = -2;
+  for (size_t i = 0; i < p.n; i++) {
+    const tn_key *k = &p.keys[i];
+    if (!strcmp(k->entry, "lt") && k->m == 4096) ws_4096 = k->workspace;
+    if (!strcmp(k->entry, "lt") && k->m == 2048) ws_2048 = k->workspace;
+    if (!strcmp(k->entry, "gemm")) ws_gemm = k->workspace;
+  }
+  assert_int_equal(ws_4096, 1048576);
+  assert_int_equal(ws_2048, 0);
+  assert_int_equal(ws_gemm, -1);
+  int gelu = 0, unknown = 0;
+  for (size_t i = 0; i < p.n_skipped; i++) {
+    gelu |= !strcmp(p.skipped[i].epilogue, "gelu_bias") && strstr(p.skip_why[i], "epilogue");
+    unknown |= p.skipped[i].m == 1024 && strstr(p.skip_why[i], "workspace") != NULL;
+  }
+  assert_true(gelu && unknown);
+  /* and in the other order: the call stays unmeasured */
+  tn_plan q;
+  tn_plan_init(&q);
+  assert_int_equal(tn_plan_add_log(&q, v3, err), 0);
+  assert_int_equal(tn_plan_add_log(&q, v4, err), 0);
+  assert_int_equal(q.n, 3);
+  assert_int_equal(q.n_skipped, 2);
+  tn_plan_free(&q);
   tn_plan_free(&p);
 }
 
@@ -731,6 +822,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_measurable_is_the_call_the_bench_makes),
     cmocka_unit_test(test_plan_from_a_log_distinct_and_measurable),
+    cmocka_unit_test(test_plan_lt_calls_take_the_least_workspace),
     cmocka_unit_test(test_plan_from_a_shape_file),
     cmocka_unit_test(test_decide_needs_both_passes_above_the_noise),
     cmocka_unit_test(test_run_writes_a_table_the_library_reads),

@@ -53,6 +53,15 @@ if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   # cuBLASLt's own first 8 zero-workspace algorithms against cuBLAS's first pick
   run_check bench-cublaslt "$B/tools/gemmshim-bench" --kernel cublaslt --dtype bf16 --lt-top 8 \
     --shapes bench/shapes/bf16_lt14.txt --preheat-ms 3000 --csv "$OUT/bench-cublaslt.csv"
+  # cuBLASLt calls with a bias and 1 MiB of workspace (--lt-call; a
+  # program's own is in its log's workspace column):
+  # cuBLAS's side is cuBLASLt's own first pick within that workspace
+  run_check bench-decode-lt "$B/tools/gemmshim-bench" --kernel gemm_decode_bf16 \
+    --lt-call 1048576 --epilogue bias --shapes bench/shapes/decode_lt.txt --roofline \
+    --csv "$OUT/bench-decode-lt.csv"
+  run_check bench-cublaslt-lt "$B/tools/gemmshim-bench" --kernel cublaslt --dtype bf16 --lt-top 8 \
+    --lt-call 1048576 --epilogue bias --shapes bench/shapes/decode_lt.txt \
+    --csv "$OUT/bench-cublaslt-lt.csv"
   # the FP32 tensor-core kernel's accuracy against SGEMM over every output
   # (issue 21's classes; 3xTF32 is known to miss on wide data: reported,
   # not enforced)

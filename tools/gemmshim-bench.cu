@@ -311,6 +311,15 @@ __global__ void __launch_bounds__(1024) err_sums(const T *D, int64_t ldd, const 
   if (threadIdx.x == 0) sums[0] = s0[0], sums[1] = s1[0];
 }
 
+/* The BIAS epilogue in the reference: bias[i] added to row i of each
+ * sampled column. */
+template <typename T>
+__global__ void add_bias(double *ref, const T *bias, int64_t m, int64_t nsamp) {
+  for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < m * nsamp;
+       t += (int64_t)gridDim.x * blockDim.x)
+    ref[t] += to_d(bias[t % m]);
+}
+
 /* Spin ~cycles SM cycles, report cycles and globaltimer nanoseconds. */
 __global__ void clock_probe(long long cycles, unsigned long long *out) {
   unsigned long long t0, t1;
@@ -452,13 +461,22 @@ struct Bench {
   int self;        /* --self: "ours" is cuBLAS again (the noise of the method) */
   unsigned *sink;  /* the read kernel's never-taken store */
   int dtype;       /* the data of the calls: the kernel's, or --dtype (cublaslt) */
-  /* the route cublaslt: the algorithm measured, the handle heuristics are
-   * asked on, and --lt-workspace-mb (the call described as a cuBLASLt call
-   * with that workspace; 0: a BLAS call, zero-workspace algorithms) */
+  /* the route cublaslt: the algorithm measured; the handle heuristics are
+   * asked on (the route's, and with --lt-call cuBLAS's own pick) */
   const gs_lt_algo *algo;
   cublasLtHandle_t lt;
+  /* --lt-call: the call is cublasLtMatmul with ws_bytes of workspace at ws
+   * and this epilogue (BIAS: bias holds the largest m of the shapes), and
+   * cuBLAS's side is cublasLtMatmul with app_algo, the heuristic's first
+   * algorithm for the shape within that workspace, as a program asking
+   * cuBLASLt's heuristic runs it. Else a BLAS call (cublasGemmEx or
+   * cublasSgemm_v2), whose route cublaslt gets zero-workspace algorithms. */
+  int lt_call;
+  int epilogue;
+  void *bias;
   void *ws;
   size_t ws_bytes;
+  cublasLtMatmulAlgo_t app_algo;
 };
 static const float k_one = 1.f, k_zero = 0.f;
 
@@ -482,11 +500,13 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
   g.alpha = &k_one, g.beta = &k_zero;
   g.state_loaded = 1, g.pointer_mode = CUBLAS_POINTER_MODE_HOST, g.stream = nullptr;
   g.math_mode = b.math_mode, g.sm_count_target = b.sm_target;
-  if (b.ws_bytes) {
-    /* --lt-workspace-mb: the same call as cublasLtMatmul describes it, with
-     * a workspace (what zero-workspace algorithms cost BLAS calls) */
+  if (b.lt_call) {
+    /* the same call as cublasLtMatmul describes it (interpose.c's
+     * describe_lt): D is C, the bias of the output's type */
     g.is_lt = 1, g.entry_name = "cublasLtMatmul", g.algo = GS_NONE, g.math_mode = GS_NONE;
-    g.scale_type = CUDA_R_32F, g.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    g.scale_type = CUDA_R_32F, g.epilogue = b.epilogue;
+    g.bias = b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
+    g.bias_type = b.dtype;
     g.workspace = b.ws, g.workspace_size = b.ws_bytes;
   }
   return g;
@@ -534,6 +554,7 @@ static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *
   a.A = A, a.lda = p.lda, a.B = B, a.ldb = p.ldb;
   a.C = C, a.ldc = p.ldc, a.D = C, a.ldd = p.ldc;
   a.alpha = k_one, a.beta = k_zero, a.stream = 0;
+  a.bias = b.lt_call && b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
   a.sm_limit = b.sm_target, a.device = b.device, a.ctx_id = b.ctx_id;
   return a;
 }
@@ -555,6 +576,16 @@ static void run_cublas(const Bench &b, const Problem &p, const f16 *A, const f16
                    (int)p.m, (int)p.n, (int)p.k, &k_one, A, CUDA_R_16F, (int)p.lda, B,
                    CUDA_R_16F, (int)p.ldb, &k_zero, C, CUDA_R_16F, (int)p.ldc,
                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+}
+
+/* cuBLAS's side of a --lt-call (below, beside the route's cuBLASLt code). */
+static void run_lt_app(const Bench &b, const Problem &p, const void *A, const void *B, void *C);
+
+/* cuBLAS as the program calls it: the BLAS entry, or cublasLtMatmul. */
+template <typename T>
+static void cublas_side(const Bench &b, const Problem &p, const T *A, const T *B, T *C) {
+  if (b.lt_call) run_lt_app(b, p, A, B, C);
+  else run_cublas(b, p, A, B, C);
 }
 
 /* ------------------------------------------------------------- accuracy */
@@ -770,7 +801,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
 
   auto launch = [&](const T *a, const T *bb, T *c) {
     if (b.self) {
-      run_cublas(b, p, a, bb, c);
+      cublas_side(b, p, a, bb, c);
       return GS_K_OK;
     }
     gs_kernel_args ka = kernel_args(b, p, a, bb, c);
@@ -789,7 +820,11 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   fill_nan(Do, p.c_elems());
   fill_nan(Dc, p.c_elems());
   reference<T>(p, A[0], B[0], nsamp, ref);
-  run_cublas(b, p, A[0], B[0], Dc);
+  if (ka0.bias) {
+    add_bias<T><<<256, 256>>>(ref, (const T *)ka0.bias, p.m, nsamp);
+    CKL();
+  }
+  cublas_side(b, p, A[0], B[0], Dc);
   CK(cudaDeviceSynchronize());
   row.cub_err = rel_err(p, Dc, ref, nsamp, dsums);
   gs_kstatus st = launch(A[0], B[0], Do);
@@ -818,7 +853,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
       return;
     }
     const int s = (int)(next_set++ % nsets);
-    if (which == 1) run_cublas(b, p, A[s], B[s], C[s]);
+    if (which == 1) cublas_side(b, p, A[s], B[s], C[s]);
     else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes);
     else if (launch(A[s], B[s], C[s]) != GS_K_OK) die("%s: launch failed\n", v->name);
   };
@@ -1021,7 +1056,8 @@ static void usage() {
           "                      [--data uniform|randn|wide|uniform01] [--csv OUT]\n"
           "                      [--report-only]\n"
           "       gemmshim-bench --kernel cublaslt --dtype bf16|f16 --shapes FILE\n"
-          "                      (--lt-top N | --lt-algos FILE) [--lt-workspace-mb MB] ...\n"
+          "                      (--lt-top N | --lt-algos FILE) ...\n"
+          "  any of the timed forms: [--lt-call BYTES [--epilogue default|bias]]\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
@@ -1046,9 +1082,13 @@ static void usage() {
           "  gains ours_host_us and cublas_host_us (the host's time to issue one\n"
           "  call), lt_rank, lt_rebuilt (1: the fields rebuild the heuristic's bytes;\n"
           "  0: the raw bytes are kept), lt_within_bound (the error bound) and\n"
-          "  lt_algo. --lt-workspace-mb MB: the call as cublasLtMatmul with that\n"
-          "  workspace (0, the default: a BLAS call, whose route gets zero-workspace\n"
-          "  algorithms only).\n");
+          "  lt_algo. Without --lt-call the call is a BLAS call, whose route gets\n"
+          "  zero-workspace algorithms only.\n"
+          "  --lt-call BYTES (BF16, FP16): the call is cublasLtMatmul with BYTES of\n"
+          "  workspace (D = C; --epilogue bias: a bias of the output's type), and\n"
+          "  cuBLAS's side runs it with cuBLASLt's first heuristic algorithm within\n"
+          "  that workspace, as a program asking the heuristic does; the route\n"
+          "  cublaslt gets algorithms within that workspace.\n");
 }
 static int parse_int(const char *s, int lo, int *out) {
   char *end;
@@ -1184,13 +1224,14 @@ struct LtCand {
                    -1: given */
 };
 
-/* cuBLASLt's top algorithms for the call as the shim would run it: the
- * descriptor the route builds, the call's alignment, the workspace the
- * route may use (none for a BLAS call), and where the math mode disallows
- * reduced-precision reduction, no scheme that reduces in the output type.
- * Each is written out as its fields and rebuilt from them: where the
- * rebuilt bytes differ from the heuristic's, the raw bytes are kept. */
-static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int top) {
+/* cuBLASLt's heuristic for the call's matmul (as gs_lt_build makes it
+ * from the described call): its first top results (fewer when it has
+ * fewer; none, said, when it has none), within the call's workspace (none
+ * for a BLAS call), with the call's alignment. route: as the route asks
+ * (where the router allows no reduction in the output type, no such
+ * scheme); else as a program asks for a cuBLASLt call of its own. */
+static std::vector<cublasLtMatmulHeuristicResult_t> lt_heuristic(const Bench &b, const Problem &p,
+                                                                 int top, bool route) {
   /* the bench's buffers are cudaMalloc'ed (256-byte aligned): the
    * alignment is that of the leading dimensions, as gs_rt_key_of reckons */
   const int es = b.dtype == CUDA_R_32F ? 4 : 2;
@@ -1214,7 +1255,7 @@ static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int
     CKB(cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof align));
   /* as the router rules (gs_lt_algo_fits_call): a cuBLASLt call never gets
    * such a scheme, a BLAS call not where its math mode disallows it */
-  if (g.is_lt || (g.math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) {
+  if (route && (g.is_lt || (g.math_mode & CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) {
     const uint32_t mask = CUBLASLT_REDUCTION_SCHEME_MASK & ~(uint32_t)(
         CUBLASLT_REDUCTION_SCHEME_INPLACE | CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE);
     CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
@@ -1227,12 +1268,25 @@ static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int
       (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
       (cublasLtMatrixLayout_t)&mm.layout[3], pref, top, res.data(), &got);
   cublasLtMatmulPreferenceDestroy(pref);
-  std::vector<LtCand> out;
   if (st != CUBLAS_STATUS_SUCCESS) {
     printf("# cuBLASLt has no algorithm for this call (heuristic status %d)\n", (int)st);
-    return out;
+    got = 0;
   }
-  for (int i = 0; i < got; ++i) {
+  res.resize(got);
+  return res;
+}
+
+/* cuBLASLt's top algorithms for the call as the shim would run it (the
+ * route's rules). Each is written out as its fields and rebuilt from them:
+ * where the rebuilt bytes differ from the heuristic's, the raw bytes are
+ * kept. */
+static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int top) {
+  const std::vector<cublasLtMatmulHeuristicResult_t> res = lt_heuristic(b, p, top, true);
+  const void *dummy = (const void *)(uintptr_t)256;
+  const gs_gemm g = describe(b, p, dummy, dummy, (void *)dummy);
+  const gs_lt_fns f = lt_functions();
+  std::vector<LtCand> out;
+  for (size_t i = 0; i < res.size(); ++i) {
     if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
     LtCand c;
     memset(&c, 0, sizeof c);
@@ -1240,10 +1294,33 @@ static std::vector<LtCand> heuristic_algos(const Bench &b, const Problem &p, int
                                       gs_lt_compute_of(&g), g.a_type, g.b_type, g.c_type,
                                       g.d_type, &c.algo));
     c.rebuilt = !c.algo.has_raw;
-    c.rank = i + 1;
+    c.rank = (int)i + 1;
     out.push_back(c);
   }
   return out;
+}
+
+/* --lt-call: the algorithm a program that asks cuBLASLt's heuristic runs
+ * the shape with (its first result), into b.app_algo; false when there is
+ * none (the shape is not measured). */
+static bool pick_app_algo(Bench &b, const Problem &p) {
+  const std::vector<cublasLtMatmulHeuristicResult_t> res = lt_heuristic(b, p, 1, false);
+  if (res.empty() || res[0].state != CUBLAS_STATUS_SUCCESS) return false;
+  b.app_algo = res[0].algo;
+  return true;
+}
+
+static void run_lt_app(const Bench &b, const Problem &p, const void *A, const void *B, void *C) {
+  const gs_gemm g = describe(b, p, A, B, C);
+  const gs_kernel_args ka = kernel_args(b, p, A, B, C);
+  const gs_lt_fns f = lt_functions();
+  gs_lt_matmul mm;
+  CKB((cublasStatus_t)gs_lt_build(&f, b.lt, &g, &ka, nullptr, &mm));
+  CKB(cublasLtMatmul(b.lt, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, A,
+                     (cublasLtMatrixLayout_t)&mm.layout[0], B, (cublasLtMatrixLayout_t)&mm.layout[1],
+                     mm.beta, C, (cublasLtMatrixLayout_t)&mm.layout[2], C,
+                     (cublasLtMatrixLayout_t)&mm.layout[3], &b.app_algo, mm.workspace,
+                     mm.workspace_size, nullptr));
 }
 
 /* --lt-algos FILE: one algorithm's text form a line ('#' comments). */
@@ -1354,8 +1431,8 @@ int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
   int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
-  const char *dtype_arg = nullptr, *lt_algos_path = nullptr;
-  int lt_top = 0, lt_ws_mb = 0, accuracy = 0, nseeds = 3, report_only = 0;
+  const char *dtype_arg = nullptr, *lt_algos_path = nullptr, *epilogue_arg = nullptr;
+  int lt_top = 0, lt_ws = -1, accuracy = 0, nseeds = 3, report_only = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -1385,7 +1462,8 @@ int main(int argc, char **argv) {
     else if (a == "--dtype") dtype_arg = next();
     else if (a == "--lt-top") next_int(1, &lt_top);
     else if (a == "--lt-algos") lt_algos_path = next();
-    else if (a == "--lt-workspace-mb") next_int(0, &lt_ws_mb);
+    else if (a == "--lt-call") next_int(0, &lt_ws);
+    else if (a == "--epilogue") epilogue_arg = next();
     else if (a == "--accuracy") accuracy = 1;
     else if (a == "--seeds") next_int(1, &nseeds);
     else if (a == "--report-only") report_only = 1;
@@ -1430,9 +1508,22 @@ int main(int argc, char **argv) {
     if (!lt_top == !lt_algos_path)
       die("%s: --lt-top N (cuBLASLt's heuristic) or --lt-algos FILE names the algorithms\n",
           v->name);
-  } else if (dtype_arg || lt_top || lt_algos_path || lt_ws_mb) {
-    die("--dtype, --lt-top, --lt-algos and --lt-workspace-mb are for the route cublaslt\n");
+  } else if (dtype_arg || lt_top || lt_algos_path) {
+    die("--dtype, --lt-top and --lt-algos are for the route cublaslt\n");
   }
+  /* --lt-call: the call as cublasLtMatmul makes it */
+  b.lt_call = lt_ws >= 0;
+  b.ws_bytes = b.lt_call ? (size_t)lt_ws : 0;
+  b.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (epilogue_arg) {
+    if (!b.lt_call) die("--epilogue goes with --lt-call\n");
+    if (!strcmp(epilogue_arg, "bias")) b.epilogue = CUBLASLT_EPILOGUE_BIAS;
+    else if (strcmp(epilogue_arg, "default"))
+      die("--epilogue %s: expected default or bias\n", epilogue_arg);
+  }
+  if (b.lt_call && b.dtype != CUDA_R_16BF && b.dtype != CUDA_R_16F)
+    die("--lt-call: BF16 and FP16 calls only (%s is %s)\n", v->name, dtype_name(b.dtype));
+  if (b.lt_call && math_mode >= 0) die("--math-mode: a cuBLASLt call has no math mode\n");
   const std::vector<LtCand> given_algos =
       lt_algos_path ? read_algos(lt_algos_path) : std::vector<LtCand>();
   const bool f32 = b.dtype == CUDA_R_32F, f16data = b.dtype == CUDA_R_16F;
@@ -1496,9 +1587,16 @@ int main(int argc, char **argv) {
     gs_lt_set_fns(&lt);
     /* the route's handle for this context, as the shim's loader makes it */
     if (gs_lt_prepare(b.ctx_id) != 0) die("cublaslt: no cuBLASLt handle could be made\n");
-    CKB(cublasLtCreate(&b.lt));
-    b.ws_bytes = (size_t)lt_ws_mb << 20;
-    if (b.ws_bytes) CK(cudaMalloc(&b.ws, b.ws_bytes));
+  }
+  if (v->runs_cublaslt || b.lt_call) CKB(cublasLtCreate(&b.lt));
+  if (b.ws_bytes) CK(cudaMalloc(&b.ws, b.ws_bytes));
+  if (b.lt_call && b.epilogue == CUBLASLT_EPILOGUE_BIAS) {
+    /* one bias for every shape: the largest m */
+    int64_t m_max = 1;
+    for (const Problem &p : shapes) m_max = std::max(m_max, p.m);
+    CK(cudaMalloc(&b.bias, (size_t)m_max * 2));
+    if (f16data) fill_data((f16 *)b.bias, (size_t)m_max, 77, b.dist);
+    else fill_data((bf16 *)b.bias, (size_t)m_max, 77, b.dist);
   }
   CKB(cublasSetMathMode(b.h, math_mode >= 0 ? (cublasMath_t)math_mode : CUBLAS_DEFAULT_MATH));
   if (sm_target) CKB(cublasSetSmCountTarget(b.h, sm_target));
@@ -1507,25 +1605,33 @@ int main(int argc, char **argv) {
   char date[64];
   time_t now = time(nullptr);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  char lt_call_text[96] = "";
+  if (b.lt_call)
+    snprintf(lt_call_text, sizeof lt_call_text, " (workspace %zu bytes, epilogue %s)", b.ws_bytes,
+             b.epilogue == CUBLASLT_EPILOGUE_BIAS ? "bias" : "default");
   char header[1536];
   snprintf(header, sizeof header,
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
            "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n# sm_count_target: %d\n"
-           "# data: %s\n# call: %s, math mode %d; reference: %s\n"
+           "# data: %s\n# call: %s%s, math mode %d; reference: %s%s\n"
            "# error bound: ours <= %g x cuBLAS + %g (vs FP64)\n%s%s",
            prop.name, prop.multiProcessorCount, nvml.driver, drv, cv[0], cv[1], cv[2], date,
-           v->name, sm_target, dist_names[b.dist], f32 ? "cublasSgemm_v2" : "cublasGemmEx",
+           v->name, sm_target, dist_names[b.dist],
+           b.lt_call ? "cublasLtMatmul" : f32 ? "cublasSgemm_v2" : "cublasGemmEx", lt_call_text,
            b.math_mode,
-           f32       ? "cublasSgemm, CUBLAS_DEFAULT_MATH"
+           b.lt_call ? (f16data ? "cublasLtMatmul FP16, CUBLAS_COMPUTE_32F"
+                                : "cublasLtMatmul BF16, CUBLAS_COMPUTE_32F")
+           : f32     ? "cublasSgemm, CUBLAS_DEFAULT_MATH"
            : f16data ? "cublasGemmEx FP16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP"
                      : "cublasGemmEx BF16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP",
+           b.lt_call ? " with cuBLASLt's first heuristic algorithm within the workspace" : "",
            v->err_vs_cublas, v->err_floor,
            self ? "# self: \"ours\" is cuBLAS again (--self): the ratio's spread is the method's noise\n" : "",
            !v->runs_cublaslt ? ""
-           : b.ws_bytes ? "# ours: cuBLASLt with each algorithm (lt_algo), the call described as "
-                          "cublasLtMatmul with the workspace given (--lt-workspace-mb)\n"
-                        : "# ours: cuBLASLt with each algorithm (lt_algo), zero-workspace "
-                          "algorithms (the shim's rule for BLAS calls)\n");
+           : b.lt_call ? "# ours: cuBLASLt with each algorithm (lt_algo), within the call's "
+                         "workspace\n"
+                       : "# ours: cuBLASLt with each algorithm (lt_algo), zero-workspace "
+                         "algorithms (the shim's rule for BLAS calls)\n");
   if (roofline) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len,
@@ -1575,6 +1681,11 @@ int main(int argc, char **argv) {
     char shape[64];
     snprintf(shape, sizeof shape, "%lld %lld %lld", (long long)p.m, (long long)p.n,
              (long long)p.k);
+    if (b.lt_call && !pick_app_algo(b, p)) {
+      printf("%-22s %-3s   cuBLASLt has no algorithm for the call (not timed)\n", shape, lay);
+      fflush(stdout);
+      continue;
+    }
     /* what is measured on this shape: the kernel once, or the route
      * cublaslt with each algorithm */
     std::vector<LtCand> algos(1);
@@ -1643,6 +1754,7 @@ int main(int argc, char **argv) {
   cublasDestroy(b.h);
   if (b.lt) cublasLtDestroy(b.lt);
   if (b.ws) CK(cudaFree(b.ws));
+  if (b.bias) CK(cudaFree(b.bias));
   if (v->runs_cublaslt)
     printf("# %d of %zu algorithm runs measured over %zu shapes\n", measured, runs, shapes.size());
   else

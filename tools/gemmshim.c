@@ -533,7 +533,7 @@ static int prepare_log(run_log *l)
     /* absolute, so that CMD changing directory writes where we read */
     char abs[PATH_MAX];
     if (absolute(user, abs)) return fail("run: GEMMSHIM_LOG %s: %s", user, strerror(errno));
-    /* an older shim's log there: the library writes PATH.v3 instead */
+    /* an older shim's log there: the library writes PATH.v4 instead */
     const char *suffix = holds_our_log_or_nothing(abs) ? "" : GS_LOG_OTHER_FORMAT_SUFFIX;
     if (snprintf(l->path, sizeof l->path, "%s%s", abs, suffix) >= (int)sizeof l->path)
       return fail("run: GEMMSHIM_LOG %s: %s", user, strerror(ENAMETOOLONG));

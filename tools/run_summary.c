@@ -1,7 +1,7 @@
 /* The call log read into what `gemmshim run` and `record` say at the end
  * (run_summary.h). Columns are found by their header names: v1 logs have
- * 16, v2 appends 21, v3 the 5 time columns, later versions may append
- * more. */
+ * 16, v2 appends 21, v3 the 5 time columns, v4 the workspace; later
+ * versions may append more. */
 #include "run_summary.h"
 
 #include <errno.h>
@@ -25,6 +25,8 @@ enum col {
   C_ALIGN_LDD, C_MATH_MODE,
   /* v3: GEMMSHIM_TIME's, not part of what makes a row distinct */
   C_TIMED, C_MEDIAN_US, C_EST_TOTAL_US, C_CAPTURED, C_TIME_DROPPED,
+  /* v4: a cuBLASLt call's workspace */
+  C_WORKSPACE,
   C_N_COLS
 };
 static const char *const col_names[C_N_COLS] = {
@@ -34,6 +36,7 @@ static const char *const col_names[C_N_COLS] = {
   "align_a", "align_b", "align_c", "align_d", "align_lda", "align_ldb", "align_ldc", "align_ldd",
   "math_mode",
   "timed", "median_us", "est_total_us", "captured", "time_dropped",
+  "workspace",
 };
 
 
@@ -384,6 +387,12 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
     long long v = strtoll(F(C_MATH_MODE), &end, 10);
     if (F(C_MATH_MODE)[0] && !*end && !errno && v >= 0) math_mode = v;
   }
+  /* v4: the bytes of workspace a cuBLASLt call gave; -1 where the log does
+   * not say (a BLAS call, an older log) */
+  long long workspace = -1;
+  if (r->col[C_WORKSPACE] >= 0 && !other && strcmp(F(C_WORKSPACE), "-") &&
+      get_int(r, F(C_WORKSPACE), "workspace", 0, &workspace))
+    return -1;
   long long timed, captured, time_dropped;
   double median_us, est_total_us;
   if (get_time_count(r, f, C_TIMED, &timed) || get_time_count(r, f, C_CAPTURED, &captured) ||
@@ -397,9 +406,9 @@ static int row_line(reader *r, char **f, int n, char *scratch, size_t scratch_le
                  .route = route, .reason = reason,
                  .gpu_uuid = r->col[C_GPU_UUID] >= 0 ? F(C_GPU_UUID) : "",
                  .other = other, .bad_args = bad_args, .entry_class = entry_class,
-                 .align = align, .math_mode = math_mode, .timed = timed, .captured = captured,
-                 .time_dropped = time_dropped, .median_us = median_us,
-                 .est_total_us = est_total_us };
+                 .align = align, .math_mode = math_mode, .workspace = workspace,
+                 .timed = timed, .captured = captured, .time_dropped = time_dropped,
+                 .median_us = median_us, .est_total_us = est_total_us };
 #undef F
   if (!other) {
     if (distinct_key(r, f, n, scratch, scratch_len)) return complain(r, "the row is too long");

@@ -78,6 +78,7 @@ typedef struct rs_row {
   int entry_class;         /* GS_EC_*, -1 when not known */
   int align;               /* the smallest alignment class (16 for a v1 log) */
   long long math_mode;     /* the handle's cublasMath_t as logged; -1 where the log does not say */
+  long long workspace;     /* v4: a cuBLASLt call's workspace in bytes; -1 where the log does not say */
   /* v3, GEMMSHIM_TIME: -1 where the log does not say (not timed, an older
    * log): calls timed, captured, whose time was lost; the median of the
    * timed calls and the estimated total of the row's calls, in us */

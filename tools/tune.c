@@ -48,6 +48,16 @@ static void key_text(const tn_key *k, char *out, size_t len)
            k->align);
 }
 
+/* The key and the workspace measured with, as the measurements' CSV has
+ * them ('-': a BLAS call). */
+static void measured_key_text(const tn_key *k, char *out, size_t len)
+{
+  char key[400];
+  key_text(k, key, sizeof key);
+  if (!strcmp(k->entry, "lt") && k->workspace >= 0) snprintf(out, len, "%s,%lld", key, k->workspace);
+  else snprintf(out, len, "%s,-", key);
+}
+
 static int is_dtype(const char *t)
 {
   return !strcmp(t, "f32") || !strcmp(t, "bf16") || !strcmp(t, "f16");
@@ -65,19 +75,27 @@ static int bench_aligned(const tn_key *k)
 
 /* The bench makes: cublasGemmEx with A = B = C of one type, FP32 compute
  * (cublasSgemm for f32, in the default math mode), no epilogue, batch 1,
- * 16-byte aligned. A call is measured only when it is that call. */
+ * 16-byte aligned; or cublasLtMatmul with A = B = C = D of bf16 or f16,
+ * FP32 compute, the epilogue DEFAULT or BIAS (a bias of the output's type)
+ * and the call's workspace. A call is measured only when it is one of
+ * those. */
 int tn_measurable(const tn_key *k, char *why, size_t len)
 {
   const char *no = NULL;
-  if (strcmp(k->entry, "gemm"))
-    no = !strcmp(k->entry, "lt")       ? "cublasLtMatmul calls are not measured yet"
-         : !strcmp(k->entry, "gemm_batched") ? "batched calls are not measured yet"
-                                       : "the entry point is not known";
+  const int lt = !strcmp(k->entry, "lt");
+  if (strcmp(k->entry, "gemm") && !lt)
+    no = !strcmp(k->entry, "gemm_batched") ? "batched calls are not measured yet"
+                                           : "the entry point is not known";
   else if (k->batch != 1) no = "batched calls are not measured yet";
   else if (strcmp(k->a_type, k->b_type) || strcmp(k->a_type, k->c_type) || !is_dtype(k->a_type))
     no = "only A = B = C of f32, bf16 or f16 is measured";
-  else if (strcmp(k->epilogue, "-"))
-    no = "calls with an epilogue are not measured yet";
+  else if (lt && !strcmp(k->a_type, "f32"))
+    no = "FP32 cublasLtMatmul calls are not measured yet";
+  else if (lt ? strcmp(k->epilogue, "default") && strcmp(k->epilogue, "bias")
+              : strcmp(k->epilogue, "-"))
+    no = lt ? "only the epilogues default and bias are measured" : "the call has an epilogue";
+  else if (lt && k->workspace < 0)
+    no = "the log does not give the cuBLASLt call's workspace (a log before v4: record again)";
   else if (k->align != 16) no = "only 16-byte aligned calls are measured";
   else if (!bench_aligned(k))
     no = "the bench's call (leading dimensions m, k or n) would not be 16-byte aligned";
@@ -107,12 +125,23 @@ void tn_plan_free(tn_plan *p)
 
 int tn_plan_add(tn_plan *p, const tn_key *k)
 {
-  char why[96];
+  for (size_t i = 0; i < p->n_skipped; i++)
+    if (!key_cmp(&p->skipped[i], k)) return 0;
+  for (size_t i = 0; i < p->n; i++) {
+    tn_key *seen = &p->keys[i];
+    if (key_cmp(seen, k)) continue;
+    /* a cuBLASLt call is measured with the least workspace any of its
+     * calls gave; a row that does not say makes that unknown */
+    if (k->workspace >= 0 || seen->workspace < 0) {
+      if (k->workspace < seen->workspace) seen->workspace = k->workspace;
+      return 0;
+    }
+    memmove(seen, seen + 1, (p->n - i - 1) * sizeof *seen);
+    p->n--;
+    break;
+  }
+  char why[TN_WHY_LEN];
   int ok = tn_measurable(k, why, sizeof why);
-  tn_key *list = ok ? p->keys : p->skipped;
-  size_t n = ok ? p->n : p->n_skipped;
-  for (size_t i = 0; i < n; i++)
-    if (!key_cmp(&list[i], k)) return 0;
   if (ok) {
     if (p->n == p->cap) {
       size_t cap = p->cap ? 2 * p->cap : 32;
@@ -128,7 +157,7 @@ int tn_plan_add(tn_plan *p, const tn_key *k)
     tn_key *nk = realloc(p->skipped, cap * sizeof *nk);
     if (!nk) return -1;
     p->skipped = nk;
-    char (*nw)[96] = realloc(p->skip_why, cap * sizeof *nw);
+    char (*nw)[TN_WHY_LEN] = realloc(p->skip_why, cap * sizeof *nw);
     if (!nw) return -1;
     p->skip_why = nw, p->skipped_cap = cap;
   }
@@ -152,6 +181,7 @@ static int add_row(const rs_row *r, void *ctx)
   k.m = r->dims[0], k.n = r->dims[1], k.k = r->dims[2], k.batch = r->dims[3];
   k.align = r->align;
   k.math_mode = r->math_mode;
+  k.workspace = r->workspace;
   return tn_plan_add(ctx, &k);
 }
 
@@ -175,30 +205,36 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
     }
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
-    long long m, n, k;
-    char lay[8], dt[16], extra[2];
-    int got = sscanf(line, "%lld %lld %lld %7s %15s %1s", &m, &n, &k, lay, dt, extra);
+    long long m, n, k, ws = -1;
+    char lay[8], dt[16], entry[8] = "", epi[16] = "default", extra[2];
+    int got = sscanf(line, "%lld %lld %lld %7s %15s %7s %lld %15s %1s", &m, &n, &k, lay, dt,
+                     entry, &ws, epi, extra);
     if (got <= 0) continue;
     tn_key key;
     memset(&key, 0, sizeof key);
-    if (got == 5 && strlen(lay) == 2) {
+    if (got >= 5 && strlen(lay) == 2) {
       key.layout[0] = (char)(lay[0] == 'n' ? 'N' : lay[0] == 't' ? 'T' : lay[0]);
       key.layout[1] = (char)(lay[1] == 'n' ? 'N' : lay[1] == 't' ? 'T' : lay[1]);
     }
-    if (got != 5 || !is_dtype(dt) || m < 1 || n < 1 || k < 1 || m > 2147483647LL ||
+    const int lt = got >= 7 && got <= 8 && !strcmp(entry, "lt") && ws >= 0 &&
+                   (!strcmp(epi, "default") || !strcmp(epi, "bias"));
+    if ((got != 5 && !lt) || !is_dtype(dt) || m < 1 || n < 1 || k < 1 || m > 2147483647LL ||
         n > 2147483647LL || k > 2147483647LL || !strchr("NT", key.layout[0]) ||
         !key.layout[0] || !strchr("NT", key.layout[1]) || !key.layout[1]) {
       rc = tn_say(err, "%s:%d: expected \"m n k layout dtype\" (dims 1 .. 2^31 - 1, layout NN, TN, "
-                    "NT or TT, dtype f32, bf16 or f16)", path, ln);
+                    "NT or TT, dtype f32, bf16 or f16), then for a cuBLASLt call \"lt WORKSPACE "
+                    "[default|bias]\" (bytes >= 0)", path, ln);
       break;
     }
-    copy(key.entry, sizeof key.entry, "gemm");
+    copy(key.entry, sizeof key.entry, lt ? "lt" : "gemm");
     copy(key.a_type, sizeof key.a_type, dt);
     copy(key.b_type, sizeof key.b_type, dt);
     copy(key.c_type, sizeof key.c_type, dt);
-    copy(key.compute, sizeof key.compute, strcmp(dt, "f32") ? "32f" : "-");
-    copy(key.epilogue, sizeof key.epilogue, "-");
-    key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16, key.math_mode = 0;
+    copy(key.compute, sizeof key.compute, strcmp(dt, "f32") || lt ? "32f" : "-");
+    copy(key.epilogue, sizeof key.epilogue, lt ? epi : "-");
+    key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16;
+    key.math_mode = lt ? -1 : 0;   /* a cuBLASLt call has none */
+    key.workspace = lt ? ws : -1;
     if (tn_plan_add(p, &key)) {
       rc = tn_say(err, "out of memory");
       break;
@@ -400,6 +436,7 @@ static int parse_row_key(const char *line, tn_key *k)
     if (strchr(f[i], '*')) return -1;
   k->m = v[0], k->n = v[1], k->k = v[2], k->batch = v[3], k->align = (int)v[4];
   k->math_mode = -1;
+  k->workspace = -1;
   return 0;
 }
 
@@ -477,9 +514,21 @@ static int load_table(const char *path, const char *validators, rows *t, char er
 
 /* ---- the measurements' CSV ---------------------------------------------- */
 
-#define CSV_HEADER                                                                           \
-  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,candidate,pass,"   \
-  "outcome,ours_us,cublas_us,ratio,ours_err,cublas_err,sm_mhz,note"
+#define CSV_HEADER                                                                             \
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,workspace,candidate,"  \
+  "pass,outcome,ours_us,cublas_us,ratio,ours_err,cublas_err,sm_mhz,note"
+
+/* Whether the measurements' CSV at path has a first line other than this
+ * build's header (an older gemmshim's columns): not appended to. */
+static int csv_other_columns(const char *path)
+{
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  int other = fgets(line, sizeof line, f) && strcmp(line, CSV_HEADER "\n") != 0;
+  fclose(f);
+  return other;
+}
 
 static const char *outcome_name(tn_outcome o)
 {
@@ -539,6 +588,11 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     res->kept = t.n;
   } else if (stat(o->table_path, &st) == 0) {
     return tn_say(err, "%s exists: --resume to go on with it, or remove it", o->table_path);
+  }
+  if (o->resume && csv_other_columns(o->csv_path)) {
+    rows_free(&t);
+    return tn_say(err, "--resume: %s has other columns than this gemmshim writes (an older "
+                       "one's?): move it away to go on", o->csv_path);
   }
   FILE *csv = fopen(o->csv_path, o->resume ? "a" : "w");
   if (!csv) {
@@ -700,7 +754,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     } else {
       res->failed++;
     }
-    key_text(k, key, sizeof key);
+    measured_key_text(k, key, sizeof key);
     for (int pass = 0; pass < TN_PASSES; pass++) {
       csv_sample(csv, key, "cublas_self", pass, &self[pass]);
       for (size_t j = 0; j < n_all; j++)

@@ -21,6 +21,7 @@
 #define TN_LT_ROUTE "cublaslt"
 #define TN_LT_MAX 8          /* cuBLASLt's first 8 heuristic algorithms */
 #define TN_ALGO_LEN 320      /* an algorithm's text (GS_LT_ALGO_TEXT) */
+#define TN_WHY_LEN 128       /* why a call is not measured */
 
 /* A call's route-table key, its fields spelled as the log and the table
  * spell them. */
@@ -31,6 +32,10 @@ typedef struct tn_key {
   long long m, n, k, batch;
   int align;
   long long math_mode;     /* cublasMath_t as logged, -1 unknown (not in the table) */
+  /* cuBLASLt calls: the bytes of workspace the call gave, the smallest of
+   * its rows (what every call of the key has); -1 for BLAS calls and where
+   * the log does not say. Not in the table's key. */
+  long long workspace;
 } tn_key;
 
 /* A candidate's measurement in one pass: a kernel against cuBLAS, or
@@ -96,7 +101,7 @@ typedef struct tn_plan {
   tn_key *keys;
   size_t n, cap;
   tn_key *skipped;
-  char (*skip_why)[96];
+  char (*skip_why)[TN_WHY_LEN];
   size_t n_skipped, skipped_cap;
 } tn_plan;
 
@@ -109,8 +114,9 @@ void tn_plan_free(tn_plan *p);
 /* Whether the bench can make k exactly as the program did; why not. */
 int tn_measurable(const tn_key *k, char *why, size_t len);
 
-/* Add a call (kept once; unmeasurable ones go to skipped). -1: out of
- * memory. */
+/* Add a call (kept once; unmeasurable ones go to skipped; a cuBLASLt call
+ * made with several workspaces keeps the smallest, and one whose workspace
+ * some row does not say is skipped). -1: out of memory. */
 int tn_plan_add(tn_plan *p, const tn_key *k);
 
 /* Every distinct call of a log (`gemmshim record`'s, any version). */
@@ -119,7 +125,9 @@ int tn_plan_add_log(tn_plan *p, const char *path, char err[TN_ERR_LEN]);
 /* A shape file: "m n k layout dtype" a line (layout NN, TN, NT or TT;
  * dtype f32, bf16 or f16), '#' starts a comment: the call cublasGemmEx (or
  * cublasSgemm_v2 for f32) makes with A = B = C of that type, 16-byte
- * aligned. */
+ * aligned. "m n k layout dtype lt WORKSPACE [default|bias]": the same call
+ * made by cublasLtMatmul with WORKSPACE bytes of workspace (and the
+ * epilogue named, default when none). */
 int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN]);
 
 /* Sort the keys into the table's order (done by tn_run too). */

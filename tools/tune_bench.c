@@ -306,6 +306,15 @@ static int bench_run(tb_bench *b, const tn_key *k, const char *kernel, int self,
     argv[n++] = "--math-mode";
     argv[n++] = math;
   }
+  /* a cuBLASLt call: made as the program made it (tn_measurable) */
+  char ws[32];
+  if (!strcmp(k->entry, "lt")) {
+    snprintf(ws, sizeof ws, "%lld", k->workspace);
+    argv[n++] = "--lt-call";
+    argv[n++] = ws;
+    argv[n++] = "--epilogue";
+    argv[n++] = (char *)k->epilogue;
+  }
   for (int i = 0; extra && extra[i] && n < 31; i++) argv[n++] = extra[i];
   argv[n] = NULL;
   *st = run_bench(b, argv, err);

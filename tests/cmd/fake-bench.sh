@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
     --shapes) shapes=$2; shift ;;
     --csv) csv=$2; shift ;;
     --self) self=1 ;;
-    --iters|--preheat-ms|--device|--math-mode|--dtype) shift ;;
+    --iters|--preheat-ms|--device|--math-mode|--dtype|--lt-call|--epilogue) shift ;;
     --lt-top) top=$2; shift ;;
     --lt-algos) algos=$2; shift ;;
     *) echo "fake-bench: unexpected argument $1" >&2; exit 2 ;;

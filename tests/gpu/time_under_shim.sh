@@ -35,8 +35,8 @@ rows = untimed_rows = 0
 for path in logs:
     with open(path) as f:
         first = f.readline().strip()
-        if first != "# gemmshim log v3":
-            print("FAIL: %s: first line %r, not a v3 log" % (path, first)); sys.exit(1)
+        if first != "# gemmshim log v4":
+            print("FAIL: %s: first line %r, not a v4 log" % (path, first)); sys.exit(1)
         for r in csv.DictReader(f):
             if r["pid"] == "pid":
                 continue
