@@ -32,21 +32,32 @@
  * K: never promoted before the end). The slices' chunk is the same C.
  *
  * Data classes (the issue's): randn; wide = randn * exp(4 N(0,1));
- * uniform [0, 1). Errors against an FP64 reference: relative Frobenius over
- * the sampled outputs, and the worst |D - ref|_ij / (|A| |B|)_ij.
+ * uniform [0, 1). --scale-a LO:HI and --scale-b LO:HI multiply each row of
+ * A and each column of B by 2^e, e drawn uniformly from the integers LO..HI
+ * (the issue's scaled rows and columns; the exponent range's edges).
+ * --row-scale 1: the BF16 schemes first bring each row of A and column of
+ * B to a largest |value| in [1, 2) by a power of two, and undo both on the
+ * result (the remedy for the range's edges, emulated).
+ * Errors against an FP64 reference: relative Frobenius over the sampled
+ * outputs, and the worst |D - ref|_ij / (|A| |B|)_ij; a non-finite output
+ * where the reference is finite makes both infinite.
  *
  * Usage: f32-emu [--algos a,b,...] [--classes c,...] [--ks k,...]
  *                [--seeds N] [--outputs N] [--block-bf16 B] [--block-tf32 B]
  *                [--prec P] [--round rz|rn] [--acc-apart 0|1] [--chunk C]
  *                [--prec-tf32 P] [--round-tf32 rz|rn] [--acc-apart-tf32 0|1]
  *                [--threads T] [--slices S] [--full N [--top T] [--sample R]]
+ *                [--scale-a LO:HI] [--scale-b LO:HI] [--row-scale 0|1]
  * --full N: an N x N output matrix; every reference is computed, and the
  * errors of the T largest outputs plus R others drawn at random (scaled
  * to their count) estimate the full matrix's Frobenius error, which the
  * largest outputs carry (elem is then over those outputs only).
  * (--prec, --round, --acc-apart set both instructions; the -tf32 forms,
  * given after them, set TF32's alone, as dev/tc_probe prints them.)
- * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio */
+ * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio,
+ * excluded (outputs whose FP64 reference is beyond FP32's range: left out
+ * of both errors, as SGEMM's result there is infinite too) */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -105,10 +116,28 @@ static void split_slices(const float *v, int k, parts *o)
   }
 }
 
+/* --row-scale: each row (of A) and column (of B) multiplied by the power
+ * of two that brings its largest finite |value| into [1, 2) before the
+ * split, the product of the two undone on the result (exact both ways
+ * unless the result over- or underflows). */
+static int row_scale;
+
+static int row_exponent(const float *v, int k)
+{
+  int e, emax = -1000;
+  for (int i = 0; i < k; i++)
+    if (v[i] != 0.0f && isfinite(v[i])) {
+      frexpf(v[i], &e);
+      if (e > emax) emax = e;
+    }
+  return emax == -1000 ? 0 : emax - 1;
+}
+
 static void split_bf16(const float *v, int k, parts *o)
 {
+  o->scale = row_scale ? row_exponent(v, k) : 0;
   for (int i = 0; i < k; i++) {
-    const gs_bf16x3 s = gs_bf16x3_split(v[i]);
+    const gs_bf16x3 s = gs_bf16x3_split(ldexpf(v[i], -o->scale));
     o->p[0][i] = gs_bf16_value(s.hi);
     o->p[1][i] = gs_bf16_value(s.mid);
     o->p[2][i] = gs_bf16_value(s.lo);
@@ -222,7 +251,7 @@ static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
     }
     if (mode == 0) main_acc += chk;
   }
-  return mode == 0 ? main_acc : main_acc + low_acc;
+  return ldexpf(mode == 0 ? main_acc : main_acc + low_acc, a->scale + b->scale);
 }
 
 /* ------------------------------------------------------------------- data */
@@ -237,6 +266,30 @@ static float draw(int cls, uint64_t *s)
   return (float)gs_rng_u01(s);
 }
 
+/* --scale-a / --scale-b: each of the rows (k values each) times 2^e, e
+ * uniform in lo..hi (ldexpf: values pushed below FP32's normal range lose
+ * their low bits, as the data a program would have). */
+typedef struct scale_range { int on, lo, hi; } scale_range;
+
+static void scale_rows(float *v, int rows, int k, const scale_range *sr, uint64_t *s)
+{
+  if (!sr->on) return;
+  for (int r = 0; r < rows; r++) {
+    const int e = sr->lo + (int)(gs_rng_next(s) % (uint64_t)(sr->hi - sr->lo + 1));
+    for (int i = 0; i < k; i++) v[(size_t)r * k + i] = ldexpf(v[(size_t)r * k + i], e);
+  }
+}
+
+static int parse_range(const char *v, scale_range *sr)
+{
+  char extra;
+  if (sscanf(v, "%d:%d%c", &sr->lo, &sr->hi, &extra) != 2 || sr->lo > sr->hi || sr->lo < -300 ||
+      sr->hi > 300)
+    return -1;
+  sr->on = 1;
+  return 0;
+}
+
 /* ------------------------------------------------------------------ runs */
 
 typedef struct job {
@@ -249,6 +302,7 @@ typedef struct job {
   double *e2_each; /* with idx: each output's squared error */
   double *ref_all; /* --full: each output's reference (written by ALG_REF) */
   double err2, ref2, elem;
+  size_t excluded; /* outputs whose reference is beyond FP32's range */
 } job;
 
 enum { ALG_REF = -1 };
@@ -280,7 +334,9 @@ static void one_output(const job *j, int r, int c, double *err, double *ref_out,
     case ALG_X9_SEPC: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 2); break;
     default: d = dot_slices(&j->pa[r], &j->pb[c], j->k); break;
     }
-  *err = (double)d - ref;
+  /* a non-finite result (the reference is finite in FP32 where it counts):
+   * infinitely wrong */
+  *err = isfinite(d) ? (double)d - ref : INFINITY;
 }
 
 static void *run_rows(void *arg)
@@ -294,6 +350,13 @@ static void *run_rows(void *arg)
     double e, ref, mag;
     one_output(j, r, c, &e, &ref, &mag);
     if (j->ref_all) j->ref_all[o] = ref;
+    /* a reference that overflows FP32 (SGEMM's result is infinite too):
+     * not counted, said in the CSV's excluded column */
+    if (!(fabs(ref) <= FLT_MAX)) {
+      if (j->e2_each) j->e2_each[t] = 0;
+      j->excluded++;
+      continue;
+    }
     if (j->e2_each) j->e2_each[t] = e * e;
     j->err2 += e * e;
     j->ref2 += ref * ref;
@@ -343,7 +406,7 @@ typedef struct selection {
 
 static void measure(int algo, const float *A, const float *B, const parts *pa, const parts *pb,
                     int k, int outputs, int threads, const selection *sel, double *err,
-                    double *elem)
+                    double *elem, size_t *excluded)
 {
   job jobs[64];
   pthread_t tid[64];
@@ -362,8 +425,10 @@ static void measure(int algo, const float *A, const float *B, const parts *pa, c
     }
   }
   double e2 = 0, r2 = 0, el = 0;
+  *excluded = 0;
   for (int t = 0; t < threads; t++) {
     pthread_join(tid[t], NULL);
+    *excluded += jobs[t].excluded;
     e2 += jobs[t].err2;
     r2 += jobs[t].ref2;
     if (jobs[t].elem > el) el = jobs[t].elem;
@@ -398,9 +463,13 @@ static void full_plan_make(full_plan *fp, const float *A, const float *B, int k,
   if (!ref || !order) out_of_memory();
   selection sel = { NULL, 0, NULL, ref };
   double e, el;
-  measure(ALG_REF, A, B, NULL, NULL, k, n, threads, &sel, &e, &el);
+  size_t excluded;
+  measure(ALG_REF, A, B, NULL, NULL, k, n, threads, &sel, &e, &el, &excluded);
   fp->ref2 = 0;
-  for (size_t i = 0; i < all; i++) order[i] = (uint32_t)i, fp->ref2 += ref[i] * ref[i];
+  for (size_t i = 0; i < all; i++) {
+    order[i] = (uint32_t)i;
+    if (fabs(ref[i]) <= FLT_MAX) fp->ref2 += ref[i] * ref[i];
+  }
   sort_key = ref;
   qsort(order, all, sizeof *order, by_magnitude);
   if (top > all) top = all;
@@ -420,11 +489,11 @@ static void full_plan_make(full_plan *fp, const float *A, const float *B, int k,
 /* The estimated relative Frobenius error of `algo` under the plan. */
 static void full_measure(const full_plan *fp, int algo, const float *A, const float *B,
                          const parts *pa, const parts *pb, int k, int n, int threads,
-                         double *err, double *elem)
+                         double *err, double *elem, size_t *excluded)
 {
   selection sel = { fp->idx, fp->n_idx, fp->e2, NULL };
   double e;
-  measure(algo, A, B, pa, pb, k, n, threads, &sel, &e, elem);
+  measure(algo, A, B, pa, pb, k, n, threads, &sel, &e, elem, excluded);
   double top = 0, rest = 0;
   for (size_t i = 0; i < fp->n_idx; i++) *(i < fp->top ? &top : &rest) += fp->e2[i];
   *err = sqrt((top + rest * fp->rest_weight) / fp->ref2);
@@ -452,6 +521,7 @@ int main(int argc, char **argv)
 {
   int algos[ALG_N], n_algos = 0, classes[CL_N], n_classes = 0, ks[16], n_ks = 0;
   int seeds = 3, outputs = 32, threads = 2, full_n = 0, full_top = 4096, full_sample = 65536;
+  scale_range scale_a = { 0, 0, 0 }, scale_b = { 0, 0, 0 };
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!v) {
@@ -482,10 +552,17 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--acc-apart-tf32")) tc_tf32.acc_apart = atoi(v);
     else if (!strcmp(argv[i], "--chunk")) hi_chunk = atoi(v);
     else if (!strcmp(argv[i], "--slices")) n_slices = atoi(v);
+    else if (!strcmp(argv[i], "--row-scale")) row_scale = atoi(v);
     else if (!strcmp(argv[i], "--full")) full_n = atoi(v);
     else if (!strcmp(argv[i], "--top")) full_top = atoi(v);
     else if (!strcmp(argv[i], "--sample")) full_sample = atoi(v);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(v);
+    else if (!strcmp(argv[i], "--scale-a") || !strcmp(argv[i], "--scale-b")) {
+      if (parse_range(v, argv[i][8] == 'a' ? &scale_a : &scale_b)) {
+        fprintf(stderr, "f32-emu: %s takes LO:HI (integers, LO <= HI, within +-300)\n", argv[i]);
+        return 2;
+      }
+    }
     else {
       fprintf(stderr, "f32-emu: unknown option %s\n", argv[i]);
       return 2;
@@ -516,7 +593,13 @@ int main(int argc, char **argv)
   if (full_n > 0)
     printf("# --full %d: %d largest outputs and %d sampled others (elem: over those)\n", full_n,
            full_top, full_sample);
-  printf("algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio\n");
+  if (scale_a.on || scale_b.on)
+    printf("# rows of A scaled by 2^(%d..%d), columns of B by 2^(%d..%d)\n", scale_a.lo, scale_a.hi,
+           scale_b.lo, scale_b.hi);
+  if (row_scale)
+    printf("# --row-scale: the BF16 schemes split each row and column brought to [1, 2) by a "
+           "power of two\n");
+  printf("algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio,excluded\n");
   for (int ci = 0; ci < n_classes; ci++)
     for (int ki = 0; ki < n_ks; ki++)
       for (int seed = 1; seed <= seeds; seed++) {
@@ -531,6 +614,8 @@ int main(int argc, char **argv)
         if (!A || !B) out_of_memory();
         for (size_t i = 0; i < (size_t)outputs * k; i++) A[i] = draw(classes[ci], &s);
         for (size_t i = 0; i < (size_t)outputs * k; i++) B[i] = draw(classes[ci], &s);
+        scale_rows(A, outputs, k, &scale_a, &s);
+        scale_rows(B, outputs, k, &scale_b, &s);
         /* only the parts the schemes asked for use them */
         int want_tf32 = 0, want_bf16 = 0, want_slices = 0;
         for (int ai = 0; ai < n_algos; ai++) {
@@ -545,25 +630,28 @@ int main(int argc, char **argv)
         parts *sa = want_slices ? make_parts(A, outputs, k, PARTS_SLICES) : NULL;
         parts *sb = want_slices ? make_parts(B, outputs, k, PARTS_SLICES) : NULL;
         double se, sel;
+        size_t excluded;
         full_plan fp;
         if (full_n > 0) {
           full_plan_make(&fp, A, B, k, outputs, threads, (size_t)full_top, (size_t)full_sample,
                          s);
-          full_measure(&fp, ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, &se, &sel);
+          full_measure(&fp, ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, &se, &sel,
+                       &excluded);
         } else {
-          measure(ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, NULL, &se, &sel);
+          measure(ALG_SGEMM, A, B, NULL, NULL, k, outputs, threads, NULL, &se, &sel, &excluded);
         }
         for (int ai = 0; ai < n_algos; ai++) {
           const int a = algos[ai];
           double e = se, el = sel;
           const parts *pa = a == ALG_3XTF32 ? ta : a == ALG_SLICES ? sa : ba;
           const parts *pb = a == ALG_3XTF32 ? tb : a == ALG_SLICES ? sb : bb;
+          size_t ex = excluded;
           if (a != ALG_SGEMM && full_n > 0)
-            full_measure(&fp, a, A, B, pa, pb, k, outputs, threads, &e, &el);
+            full_measure(&fp, a, A, B, pa, pb, k, outputs, threads, &e, &el, &ex);
           else if (a != ALG_SGEMM)
-            measure(a, A, B, pa, pb, k, outputs, threads, NULL, &e, &el);
-          printf("%s,%s,%d,%d,%.4e,%.4e,%.3f,%.4e,%.4e,%.3f\n", alg_name[a],
-                 class_name[classes[ci]], k, seed, e, se, e / se, el, sel, el / sel);
+            measure(a, A, B, pa, pb, k, outputs, threads, NULL, &e, &el, &ex);
+          printf("%s,%s,%d,%d,%.4e,%.4e,%.3f,%.4e,%.4e,%.3f,%zu\n", alg_name[a],
+                 class_name[classes[ci]], k, seed, e, se, e / se, el, sel, el / sel, ex);
           fflush(stdout);
         }
         free_parts(ta, outputs), free_parts(tb, outputs), free_parts(ba, outputs),
