@@ -5,7 +5,12 @@
  * data, then ours and SGEMM interleaved (medians of 20 samples); and
  * "specials" (randn with Inf, NaN, an Inf against a 0, an overflowing
  * product, values near FLT_MAX): every output's kind (finite, +-Inf, NaN)
- * against SGEMM's.
+ * against SGEMM's. Then the exponent range (kernels/gemm_f32_bf16x9.md,
+ * "The range's edges"), error and kinds without timing: rows and columns
+ * scaled by 2^-32..2^32 (must meet the bound); the bottom edge (A's rows
+ * times 2^-100, inside, and 2^-112, outside, against B's columns times
+ * 2^100, wide data) and the top (A times 2^118, uniform data, K >= 4096
+ * puts outputs near FLT_MAX): reported beside the emulation's prediction.
  * Written 2026-12-05 without a GPU: compiled, never run.
  *
  * D[m,n] = sum_k A[k,m] B[k,n] (column-major, A and B stored K-major: the
@@ -422,6 +427,18 @@ __global__ void fill(float *p, size_t n, uint64_t seed, int cls) {
     p[i] = cls == 0 ? (float)z : cls == 1 ? (float)(z * exp(4 * z2)) : (float)u1;
   }
 }
+/* Each run of k values (a row of op(A), a column of op(B): both K-major)
+ * times 2^e, e from lo..hi by a hash of the run's index (lo == hi: all
+ * the same). */
+__global__ void scale_runs(float *p, size_t n, int k, int lo, int hi, uint64_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint64_t h = (seed + i / (size_t)k) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    const int e = lo + (int)(h % (uint64_t)(hi - lo + 1));
+    p[i] = ldexpf(p[i], e);
+  }
+}
 __global__ void widen(const float *s, double *d, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
@@ -493,10 +510,23 @@ int main(int argc, char **argv) {
     CU(cudaMalloc(&B64, nb * 8));
     CU(cudaMalloc(&ref, nd * 8));
     CU(cudaMalloc(&sums, 16));
-    const char *names[4] = {"randn", "wide", "uniform01", "specials"};
-    for (int cls = 0; cls < 4; ++cls) {
-      fill<<<1024, 256>>>(A, na, 11 + cls, cls == 3 ? 0 : cls);
-      fill<<<1024, 256>>>(B, nb, 29 + cls, cls == 3 ? 0 : cls);
+    /* 0-3: timed (3: kinds only); 4-7: the exponent range, not timed:
+     * data class, A's and B's scale ranges, and whether the bound is
+     * required there (else reported) */
+    const char *names[8] = {"randn", "wide", "uniform01", "specials",
+                            "scaled",  "low-in", "low-out", "high"};
+    const struct { int cls, alo, ahi, blo, bhi, required; } range[4] = {
+        {1, -32, 32, -32, 32, 1}, {1, -100, -100, 100, 100, 0}, {1, -112, -112, 100, 100, 0},
+        {2, 118, 118, 0, 0, 0}};
+    for (int cls = 0; cls < 8; ++cls) {
+      const int data = cls == 3 ? 0 : cls < 3 ? cls : range[cls - 4].cls;
+      fill<<<1024, 256>>>(A, na, 11 + cls, data);
+      fill<<<1024, 256>>>(B, nb, 29 + cls, data);
+      if (cls >= 4) {
+        const auto &r = range[cls - 4];
+        scale_runs<<<1024, 256>>>(A, na, k, r.alo, r.ahi, 5 + cls);
+        scale_runs<<<1024, 256>>>(B, nb, k, r.blo, r.bhi, 7 + cls);
+      }
       if (cls == 3) {
         /* Inf, -Inf, NaN, an Inf against a 0, an overflowing product, and
          * values near FLT_MAX (hi truncated): SGEMM's kind of each output
@@ -540,6 +570,20 @@ int main(int argc, char **argv) {
           CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
         }
         eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
+      }
+      if (cls >= 4) {
+        /* the range: error (outputs whose reference overflows FP32 make
+         * both infinite) and kinds, no timing */
+        unsigned long long mism = 0;
+        CU(cudaMemset(sums, 0, 8));
+        kind_mismatch<<<1024, 256>>>(Do, Dc, nd, reinterpret_cast<unsigned long long *>(sums));
+        CU(cudaMemcpy(&mism, sums, 8, cudaMemcpyDeviceToHost));
+        const bool required = range[cls - 4].required;
+        printf("%5d %5d %5d    %-8s %11.3e %11.3e %7.3f   kinds differing from SGEMM's: %llu%s\n",
+               m, n, k, names[cls], eo, ec, eo / ec, mism,
+               required ? "" : "  (reported: the range's edge)");
+        if (required && (!(eo <= 4 * ec) || mism)) bad = 1;
+        continue;
       }
       /* time: 20 samples each, interleaved, 5 calls a sample */
       cudaEvent_t t0, t1;
