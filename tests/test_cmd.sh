@@ -865,7 +865,7 @@ expect_rc 0
 
 check "tune: a cuBLASLt call is measured as the program made it"
 printf '4096 8 4096 TN bf16 lt 1048576 bias\n4096 8 2048 TN bf16 lt 0\n' >ltcall-shapes.txt
-rm -f "$FAKE_BENCH_LOG"
+rm -f "$FAKE_BENCH_LOG" "$FAKE_BENCH_LOG.shapes"
 genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes ltcall-shapes.txt -o ltcall.csv --preheat-ms 0
 expect_rc 0
 grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
@@ -873,17 +873,38 @@ grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,
 grep -qx 'lt,bf16,bf16,bf16,32f,TN,default,4096,8,2048,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
   bad "ltcall.csv has no row for the cuBLASLt call without an epilogue: $(grep '^lt' ltcall.csv)"
 # every measurement of each call (cuBLAS against itself, each kernel, the
-# route cublaslt in both passes) made the call with its workspace and epilogue
-RUNS=$(grep -c -- '--kernel ' "$FAKE_BENCH_LOG")
-[ "$(grep -c -- '--lt-call 1048576 --epilogue bias' "$FAKE_BENCH_LOG")" -gt 0 ] &&
-  [ "$(grep -c -- '--lt-call 1048576 --epilogue bias' "$FAKE_BENCH_LOG")" = \
-    "$(grep -c -- '--kernel .*--lt-call 0 --epilogue default' "$FAKE_BENCH_LOG")" ] &&
-  [ "$(grep -c -- '--lt-call' "$FAKE_BENCH_LOG")" = "$RUNS" ] ||
-  bad "not every bench run made the cuBLASLt call with its workspace and epilogue: $(cat "$FAKE_BENCH_LOG")"
+# route cublaslt in both passes) made that call with its own workspace and
+# epilogue
+S="$FAKE_BENCH_LOG.shapes"
+[ "$(grep -c '^4096 8 4096 TN: ' "$S")" -ge 4 ] &&
+  [ "$(grep -c '^4096 8 4096 TN: .*--lt-call 1048576 --epilogue bias' "$S")" = "$(grep -c '^4096 8 4096 TN: ' "$S")" ] &&
+  [ "$(grep -c '^4096 8 2048 TN: ' "$S")" -ge 4 ] &&
+  [ "$(grep -c '^4096 8 2048 TN: .*--lt-call 0 --epilogue default' "$S")" = "$(grep -c '^4096 8 2048 TN: ' "$S")" ] ||
+  bad "not every bench run made its cuBLASLt call with that call's workspace and epilogue: $(cat "$S")"
 grep -q '^lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,1048576,kern_bf16,1,measured,' measurements-ltcall.csv ||
   bad "measurements-ltcall.csv does not give the workspace measured with"
 grep -q '^entry,.*,align,workspace,candidate,' measurements-ltcall.csv ||
   bad "measurements-ltcall.csv's header has no workspace column"
+
+check "tune: a cuBLASLt call made with two workspaces: cuBLAS with the most, the route within the least"
+{
+  echo '# gemmshim log v4'
+  echo "${LOGHEAD},timed,median_us,est_total_us,captured,time_dropped,workspace"
+  for ws in 33554432 1048576; do
+    echo "7,cublasLtMatmul,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,cublas,routing_off,3,0,lt,4096,4096,4096,4096,$TAIL16,-,-,-,-,-,$ws"
+  done
+} >lt-log.csv
+rm -f "$FAKE_BENCH_LOG"
+genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" -o lt-log-table.csv --preheat-ms 0 lt-log.csv
+expect_rc 0
+grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' lt-log-table.csv ||
+  bad "lt-log-table.csv has no row for the call: $(grep '^lt' lt-log-table.csv)"
+[ "$(grep -c -- '--kernel ' "$FAKE_BENCH_LOG")" -gt 0 ] &&
+  [ "$(grep -c -- '--lt-call 33554432 --epilogue bias --lt-route-workspace 1048576' "$FAKE_BENCH_LOG")" = \
+    "$(grep -c -- '--kernel ' "$FAKE_BENCH_LOG")" ] ||
+  bad "not every bench run made the call with the most workspace, the route within the least: $(cat "$FAKE_BENCH_LOG")"
+grep -q '^lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,1048576\.\.33554432,kern_bf16,1,measured,' measurements-lt-log-table.csv ||
+  bad "measurements-lt-log-table.csv does not give the two workspaces"
 
 check "tune: a bad cuBLASLt line in a shape file"
 printf '4096 8 4096 TN bf16 lt -1\n' >bad-lt-shapes.txt

@@ -738,9 +738,21 @@ static int teardown_timed(void **s)
 }
 
 /* The five time columns of the log row whose route and reason are given
- * (", route, reason," in the row; the last but one to the last but five,
- * before v4's workspace); fails when there is no such row. */
+ * (", route, reason," in the row), found by the header's names; fails
+ * when there is no such row. */
 typedef struct time_cols { char f[5][32]; } time_cols;
+
+/* The commas of GS_LOG_HEADER from the one that starts the column name
+ * (",name,") to the end: how far back from a row's end that column
+ * starts. */
+static int commas_from(const char *name)
+{
+  const char *h = GS_LOG_HEADER, *at = strstr(h, name);
+  assert_non_null(at);
+  int after = 0;
+  for (const char *p = at; *p; p++) after += *p == ',';
+  return after;
+}
 
 static time_cols time_of_row(const char *route_reason)
 {
@@ -753,7 +765,8 @@ static time_cols time_of_row(const char *route_reason)
   if (!row) fail_msg("no row with %s in:\n%s", route_reason, buf);
   const char *end = strchr(row, '\n');
   const char *p = end;
-  for (int commas = 0; p > row && commas < 6; p--)
+  const int skip = commas_from(",timed,");
+  for (int commas = 0; p > row && commas < skip; p--)
     if (p[-1] == ',') commas++;
   time_cols t;
   memset(&t, 0, sizeof t);

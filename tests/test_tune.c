@@ -76,7 +76,7 @@ static tn_key gemm_key(const char *dt, const char *layout, long long m, long lon
   snprintf(key.layout, sizeof key.layout, "%s", layout);
   snprintf(key.epilogue, sizeof key.epilogue, "-");
   key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16, key.math_mode = 0;
-  key.workspace = -1;
+  key.workspace = key.workspace_max = -1;
   return key;
 }
 
@@ -99,13 +99,13 @@ static void test_measurable_is_the_call_the_bench_makes(void **s)
   snprintf(l.entry, sizeof l.entry, "lt");
   snprintf(l.epilogue, sizeof l.epilogue, "bias");
   l.math_mode = -1;
-  l.workspace = 0;
+  l.workspace = l.workspace_max = 0;
   assert_true(tn_measurable(&l, why, sizeof why));
   snprintf(l.epilogue, sizeof l.epilogue, "default");
-  l.workspace = 32 << 20;
+  l.workspace = l.workspace_max = 32 << 20;
   assert_true(tn_measurable(&l, why, sizeof why));
   b = l;
-  b.workspace = -1;
+  b.workspace = b.workspace_max = -1;
   assert_false(tn_measurable(&b, why, sizeof why));
   assert_non_null(strstr(why, "workspace"));
   b = l;
@@ -122,7 +122,7 @@ static void test_measurable_is_the_call_the_bench_makes(void **s)
   snprintf(lf.entry, sizeof lf.entry, "lt");
   snprintf(lf.compute, sizeof lf.compute, "32f");
   snprintf(lf.epilogue, sizeof lf.epilogue, "default");
-  lf.workspace = 0;
+  lf.workspace = lf.workspace_max = 0;
   assert_false(tn_measurable(&lf, why, sizeof why));
   assert_non_null(strstr(why, "FP32 cublasLtMatmul"));
   b = k;
@@ -206,8 +206,9 @@ static void test_plan_from_a_log_distinct_and_measurable(void **s)
   #pid ",cublasLtMatmul,bf16,bf16,bf16,32f,TN," epi "," #m ",8,1024,1,cublas,routing_off,5,0,lt," \
   "1024,1024," #m "," #m A16 "-,NVIDIA H200,GPU-1,-,-,-,-,-," ws "\n"
 
-/* A cuBLASLt call is measured with the least workspace its calls gave;
- * one whose workspace a row (an older log's) does not say is not. */
+/* A cuBLASLt call is measured with the least and the most workspace its
+ * calls gave; one whose workspace a row (an older log's) does not say is
+ * not. */
 static void test_plan_lt_calls_take_the_least_workspace(void **s)
 {
   (void)s;
@@ -231,15 +232,17 @@ static void test_plan_lt_calls_take_the_least_workspace(void **s)
   assert_int_equal(p.n, 3);
   assert_int_equal(p.n_skipped, 2);
   tn_plan_sort(&p);
-  long long ws_4096 = -2, ws_2048 = -2, ws_gemm = -2;
+  long long ws_4096 = -2, max_4096 = -2, ws_2048 = -2, max_2048 = -2, ws_gemm = -2;
   for (size_t i = 0; i < p.n; i++) {
     const tn_key *k = &p.keys[i];
-    if (!strcmp(k->entry, "lt") && k->m == 4096) ws_4096 = k->workspace;
-    if (!strcmp(k->entry, "lt") && k->m == 2048) ws_2048 = k->workspace;
+    if (!strcmp(k->entry, "lt") && k->m == 4096) ws_4096 = k->workspace, max_4096 = k->workspace_max;
+    if (!strcmp(k->entry, "lt") && k->m == 2048) ws_2048 = k->workspace, max_2048 = k->workspace_max;
     if (!strcmp(k->entry, "gemm")) ws_gemm = k->workspace;
   }
   assert_int_equal(ws_4096, 1048576);
+  assert_int_equal(max_4096, 33554432);
   assert_int_equal(ws_2048, 0);
+  assert_int_equal(max_2048, 0);
   assert_int_equal(ws_gemm, -1);
   int gelu = 0, unknown = 0;
   for (size_t i = 0; i < p.n_skipped; i++) {
@@ -256,6 +259,38 @@ static void test_plan_lt_calls_take_the_least_workspace(void **s)
   assert_int_equal(q.n_skipped, 2);
   tn_plan_free(&q);
   tn_plan_free(&p);
+}
+
+/* The table's key does not hold the math mode: the same FP32 call in the
+ * default mode (measured) and in TF32 math (not) are each kept, in either
+ * order. */
+static void test_plan_keeps_each_math_mode_in_its_list(void **s)
+{
+  (void)s;
+  for (int order = 0; order < 2; order++) {
+    tn_key plain = gemm_key("f32", "NN", 1024, 1024, 1024), tf32 = plain;
+    tf32.math_mode = 3;
+    tn_plan p;
+    tn_plan_init(&p);
+    assert_int_equal(tn_plan_add(&p, order ? &tf32 : &plain), 0);
+    assert_int_equal(tn_plan_add(&p, order ? &plain : &tf32), 0);
+    assert_int_equal(p.n, 1);
+    assert_int_equal(p.n_skipped, 1);
+    assert_int_equal(p.keys[0].math_mode, 0);
+    tn_plan_free(&p);
+  }
+  /* a cuBLASLt call's workspace over what the bench gives: not measured */
+  tn_key l = gemm_key("bf16", "TN", 4096, 8, 4096);
+  snprintf(l.entry, sizeof l.entry, "lt");
+  snprintf(l.epilogue, sizeof l.epilogue, "bias");
+  l.math_mode = -1;
+  l.workspace = 0;
+  l.workspace_max = TN_MAX_WORKSPACE + 1;
+  char why[TN_WHY_LEN];
+  assert_false(tn_measurable(&l, why, sizeof why));
+  assert_non_null(strstr(why, "workspace"));
+  l.workspace_max = TN_MAX_WORKSPACE;
+  assert_true(tn_measurable(&l, why, sizeof why));
 }
 
 static void test_plan_from_a_shape_file(void **s)
@@ -285,6 +320,29 @@ static void test_plan_from_a_shape_file(void **s)
   assert_int_equal(tn_plan_add_shapes(&p, path, err), -1);
   assert_non_null(strstr(err, "shapes.txt:1:"));
   tn_plan_free(&p);
+  /* cuBLASLt calls: the workspace a whole number of bytes up to 2^31 - 1 */
+  spit(path, "4096 8 4096 TN bf16 lt 2147483647 bias\n4096 8 4096 TN bf16 lt 0\n");
+  tn_plan_init(&p);
+  assert_int_equal(tn_plan_add_shapes(&p, path, err), 0);
+  assert_int_equal(p.n, 2);
+  tn_plan_sort(&p);
+  assert_string_equal(p.keys[0].entry, "lt");
+  assert_string_equal(p.keys[0].epilogue, "bias");
+  assert_int_equal(p.keys[0].workspace, 2147483647LL);
+  assert_string_equal(p.keys[1].epilogue, "default");
+  assert_int_equal(p.keys[1].workspace, 0);
+  tn_plan_free(&p);
+  const char *bad[] = { "4096 8 4096 TN bf16 lt 2147483648\n", "4096 8 4096 TN bf16 lt\n",
+                        "4096 8 4096 TN bf16 lt 99999999999999999999999\n",
+                        "4096 8 4096 TN bf16 lt 5x\n", "4096 8 4096 TN bf16 lt 5 relu\n",
+                        "4096 8 4096 TN bf16 lt 5 bias extra\n", "4096 8 4096 TN bf16 gemm 5\n" };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    spit(path, bad[i]);
+    tn_plan_init(&p);
+    assert_int_equal(tn_plan_add_shapes(&p, path, err), -1);
+    assert_non_null(strstr(err, "lt WORKSPACE"));
+    tn_plan_free(&p);
+  }
 }
 
 /* ---- the verdict ------------------------------------------------------------ */
@@ -354,6 +412,7 @@ typedef struct fake {
   int stop_after;     /* stop() answers 1 once measures reaches it (0: never) */
   int fatal_at;       /* measure fails fatally at this count (0: never) */
   int self_fails;     /* cuBLAS against itself fails (a bench that cannot run here) */
+  long long self_outside_m;   /* cuBLAS does not make calls of this m (no algorithm) */
   int tc_asked;       /* times kern_tc (opt-in) was measured */
 } fake;
 
@@ -368,6 +427,12 @@ static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self
     return -1;
   }
   double r;
+  if (self && f->self_outside_m == k->m) {
+    memset(out, 0, sizeof *out);
+    out->outcome = TN_OUTSIDE;
+    snprintf(out->why, sizeof out->why, "cuBLASLt has no algorithm for the call");
+    return 0;
+  }
   if (self && f->self_fails) {
     memset(out, 0, sizeof *out);
     out->outcome = TN_FAILED;
@@ -751,6 +816,31 @@ static void test_no_cublas_measurement_no_table(void **s)
   assert_int_not_equal(stat(table, &st), 0);
 }
 
+/* A call cuBLAS itself does not make here (no cuBLASLt algorithm for it)
+ * gets no row, said, and the run goes on, even when it is the first. */
+static void test_a_call_cublas_does_not_make_is_that_calls_alone(void **s)
+{
+  (void)s;
+  char table[512], err[TN_ERR_LEN];
+  path_in("outside.csv", table, sizeof table);
+  fake f = { .self_outside_m = 1024 };   /* the first call in the table's order */
+  tn_run_result res;
+  assert_int_equal(run(table, &f, 0, 0, &res, err), 0);
+  assert_int_equal(res.tuned, 3);
+  assert_int_equal(res.failed, 2);       /* that call, and f32 (no kernel of its type) */
+  char *text = slurp(table);
+  assert_non_null(text);
+  assert_null(strstr(text, ",NN,-,1024,8,4096,"));
+  assert_non_null(strstr(text, ",TN,-,4096,8,4096,1,16,kern_a,"));
+  free(text);
+  char csv[600];
+  snprintf(csv, sizeof csv, "%s.measurements", table);
+  text = slurp(csv);
+  assert_non_null(strstr(text, "cuBLAS itself does not make the call here (cuBLASLt has no "
+                               "algorithm for the call)"));
+  free(text);
+}
+
 /* A kernel that serves only opted-in calls is a candidate only when asked
  * (--fp32-tc): a plain call's log does not say the program opted in. */
 static void test_opt_in_kernels_only_when_asked(void **s)
@@ -824,6 +914,7 @@ int main(void)
     cmocka_unit_test(test_plan_from_a_log_distinct_and_measurable),
     cmocka_unit_test(test_plan_lt_calls_take_the_least_workspace),
     cmocka_unit_test(test_plan_from_a_shape_file),
+    cmocka_unit_test(test_plan_keeps_each_math_mode_in_its_list),
     cmocka_unit_test(test_decide_needs_both_passes_above_the_noise),
     cmocka_unit_test(test_run_writes_a_table_the_library_reads),
     cmocka_unit_test(test_budget_then_resume_writes_the_same_table),
@@ -832,6 +923,7 @@ int main(void)
     cmocka_unit_test(test_resume_refuses_another_gpus_table),
     cmocka_unit_test(test_a_fatal_measurement_keeps_the_finished_rows),
     cmocka_unit_test(test_no_cublas_measurement_no_table),
+    cmocka_unit_test(test_a_call_cublas_does_not_make_is_that_calls_alone),
     cmocka_unit_test(test_opt_in_kernels_only_when_asked),
     cmocka_unit_test(test_a_written_row_is_found_for_the_call),
   };

@@ -477,6 +477,9 @@ struct Bench {
   void *ws;
   size_t ws_bytes;
   cublasLtMatmulAlgo_t app_algo;
+  /* --lt-route-workspace: the route cublaslt's algorithms need at most
+   * this (<= ws_bytes: a table row serves calls made with less) */
+  size_t route_ws_bytes;
 };
 static const float k_one = 1.f, k_zero = 0.f;
 
@@ -538,8 +541,10 @@ static gs_reason fits(const Bench &b, const gs_gemm &g, bool state) {
   gs_reason r = gs_variant_fits_args(b.v, &g);
   if (r == GS_R_ROUTED && !b.v->math_ok(&g)) r = GS_R_MATH_MODE;
   if (r == GS_R_ROUTED && state) r = gs_variant_fits_state(b.v, &g);
-  /* the route cublaslt: the algorithm as the router checks it (route.c) */
-  if (r == GS_R_ROUTED && b.v->runs_cublaslt && !gs_lt_algo_fits_call(b.algo, &g))
+  /* the route cublaslt: the algorithm as the router checks it (route.c),
+   * and within the least workspace the calls it is measured for gave */
+  if (r == GS_R_ROUTED && b.v->runs_cublaslt &&
+      (!gs_lt_algo_fits_call(b.algo, &g) || (b.lt_call && b.algo->workspace > b.route_ws_bytes)))
     r = GS_R_LT_ALGO_UNFIT;
   return r;
 }
@@ -1057,7 +1062,8 @@ static void usage() {
           "                      [--report-only]\n"
           "       gemmshim-bench --kernel cublaslt --dtype bf16|f16 --shapes FILE\n"
           "                      (--lt-top N | --lt-algos FILE) ...\n"
-          "  any of the timed forms: [--lt-call BYTES [--epilogue default|bias]]\n"
+          "  any of the timed forms: [--lt-call BYTES [--epilogue default|bias]\n"
+          "                      [--lt-route-workspace BYTES]]\n"
           "  NAME: a kernel of the table (--list). --iters: samples per side (20).\n"
           "  --warmup: calls per side before timing (3). --preheat-ms: cuBLAS alone\n"
           "  first (0). --sm-target: kernels that honour an SM-count target only.\n"
@@ -1088,7 +1094,8 @@ static void usage() {
           "  workspace (D = C; --epilogue bias: a bias of the output's type), and\n"
           "  cuBLAS's side runs it with cuBLASLt's first heuristic algorithm within\n"
           "  that workspace, as a program asking the heuristic does; the route\n"
-          "  cublaslt gets algorithms within that workspace.\n");
+          "  cublaslt gets algorithms within that workspace, or within\n"
+          "  --lt-route-workspace BYTES (at most --lt-call's: calls with less).\n");
 }
 static int parse_int(const char *s, int lo, int *out) {
   char *end;
@@ -1226,10 +1233,11 @@ struct LtCand {
 
 /* cuBLASLt's heuristic for the call's matmul (as gs_lt_build makes it
  * from the described call): its first top results (fewer when it has
- * fewer; none, said, when it has none), within the call's workspace (none
- * for a BLAS call), with the call's alignment. route: as the route asks
- * (where the router allows no reduction in the output type, no such
- * scheme); else as a program asks for a cuBLASLt call of its own. */
+ * fewer; none, said, when it has none), with the call's alignment. route:
+ * as the route asks, within --lt-route-workspace (none for a BLAS call;
+ * where the router allows no reduction in the output type, no such
+ * scheme); else as a program asks for a cuBLASLt call of its own, within
+ * the call's workspace. */
 static std::vector<cublasLtMatmulHeuristicResult_t> lt_heuristic(const Bench &b, const Problem &p,
                                                                  int top, bool route) {
   /* the bench's buffers are cudaMalloc'ed (256-byte aligned): the
@@ -1245,7 +1253,7 @@ static std::vector<cublasLtMatmulHeuristicResult_t> lt_heuristic(const Bench &b,
   CKB((cublasStatus_t)gs_lt_build(&f, b.lt, &g, &ka, nullptr, &mm));
   cublasLtMatmulPreference_t pref;
   CKB(cublasLtMatmulPreferenceCreate(&pref));
-  const uint64_t ws = b.ws_bytes;
+  const uint64_t ws = route ? b.route_ws_bytes : b.ws_bytes;
   CKB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                            sizeof ws));
   const cublasLtMatmulPreferenceAttributes_t aligns[] = {
@@ -1432,7 +1440,7 @@ int main(int argc, char **argv) {
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
   int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
   const char *dtype_arg = nullptr, *lt_algos_path = nullptr, *epilogue_arg = nullptr;
-  int lt_top = 0, lt_ws = -1, accuracy = 0, nseeds = 3, report_only = 0;
+  int lt_top = 0, lt_ws = -1, lt_route_ws = -1, accuracy = 0, nseeds = 3, report_only = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char * {
@@ -1464,6 +1472,7 @@ int main(int argc, char **argv) {
     else if (a == "--lt-algos") lt_algos_path = next();
     else if (a == "--lt-call") next_int(0, &lt_ws);
     else if (a == "--epilogue") epilogue_arg = next();
+    else if (a == "--lt-route-workspace") next_int(0, &lt_route_ws);
     else if (a == "--accuracy") accuracy = 1;
     else if (a == "--seeds") next_int(1, &nseeds);
     else if (a == "--report-only") report_only = 1;
@@ -1514,6 +1523,12 @@ int main(int argc, char **argv) {
   /* --lt-call: the call as cublasLtMatmul makes it */
   b.lt_call = lt_ws >= 0;
   b.ws_bytes = b.lt_call ? (size_t)lt_ws : 0;
+  b.route_ws_bytes = b.ws_bytes;
+  if (lt_route_ws >= 0) {
+    if (!b.lt_call || lt_route_ws > lt_ws)
+      die("--lt-route-workspace goes with --lt-call, at most its bytes\n");
+    b.route_ws_bytes = (size_t)lt_route_ws;
+  }
   b.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   if (epilogue_arg) {
     if (!b.lt_call) die("--epilogue goes with --lt-call\n");
@@ -1609,6 +1624,11 @@ int main(int argc, char **argv) {
   if (b.lt_call)
     snprintf(lt_call_text, sizeof lt_call_text, " (workspace %zu bytes, epilogue %s)", b.ws_bytes,
              b.epilogue == CUBLASLT_EPILOGUE_BIAS ? "bias" : "default");
+  char route_text[160] = "# ours: cuBLASLt with each algorithm (lt_algo), within the call's "
+                         "workspace\n";
+  if (b.route_ws_bytes < b.ws_bytes)
+    snprintf(route_text, sizeof route_text, "# ours: cuBLASLt with each algorithm (lt_algo), "
+             "within %zu bytes of workspace (--lt-route-workspace)\n", b.route_ws_bytes);
   char header[1536];
   snprintf(header, sizeof header,
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
@@ -1628,8 +1648,7 @@ int main(int argc, char **argv) {
            v->err_vs_cublas, v->err_floor,
            self ? "# self: \"ours\" is cuBLAS again (--self): the ratio's spread is the method's noise\n" : "",
            !v->runs_cublaslt ? ""
-           : b.lt_call ? "# ours: cuBLASLt with each algorithm (lt_algo), within the call's "
-                         "workspace\n"
+           : b.lt_call ? route_text
                        : "# ours: cuBLASLt with each algorithm (lt_algo), zero-workspace "
                          "algorithms (the shim's rule for BLAS calls)\n");
   if (roofline) {

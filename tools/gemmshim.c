@@ -802,8 +802,9 @@ static int do_tune(int argc, char **argv, int i)
   free(logs);
   for (size_t s = 0; !rc && s < plan.n_skipped; s++) {
     const tn_key *k = &plan.skipped[s];
-    fprintf(stderr, "gemmshim: tune: not measured: %s %s %s %lldx%lldx%lld batch %lld: %s\n",
-            k->entry, k->a_type, k->layout, k->m, k->n, k->k, k->batch, plan.skip_why[s]);
+    fprintf(stderr, "gemmshim: tune: not measured: %s %s %s %s %lldx%lldx%lld batch %lld: %s\n",
+            k->entry, k->a_type, k->layout, k->epilogue, k->m, k->n, k->k, k->batch,
+            plan.skip_why[s]);
   }
   if (!rc && !plan.n) rc = fail("tune: none of the calls given can be measured (above)");
   if (rc) {

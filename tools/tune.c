@@ -49,13 +49,15 @@ static void key_text(const tn_key *k, char *out, size_t len)
 }
 
 /* The key and the workspace measured with, as the measurements' CSV has
- * them ('-': a BLAS call). */
+ * them: bytes, or LEAST..MOST where the calls gave several ('-': a BLAS
+ * call). */
 static void measured_key_text(const tn_key *k, char *out, size_t len)
 {
   char key[400];
   key_text(k, key, sizeof key);
-  if (!strcmp(k->entry, "lt") && k->workspace >= 0) snprintf(out, len, "%s,%lld", key, k->workspace);
-  else snprintf(out, len, "%s,-", key);
+  if (strcmp(k->entry, "lt") || k->workspace < 0) snprintf(out, len, "%s,-", key);
+  else if (k->workspace == k->workspace_max) snprintf(out, len, "%s,%lld", key, k->workspace);
+  else snprintf(out, len, "%s,%lld..%lld", key, k->workspace, k->workspace_max);
 }
 
 static int is_dtype(const char *t)
@@ -96,6 +98,8 @@ int tn_measurable(const tn_key *k, char *why, size_t len)
     no = lt ? "only the epilogues default and bias are measured" : "the call has an epilogue";
   else if (lt && k->workspace < 0)
     no = "the log does not give the cuBLASLt call's workspace (a log before v4: record again)";
+  else if (lt && (k->workspace > TN_MAX_WORKSPACE || k->workspace_max > TN_MAX_WORKSPACE))
+    no = "the cuBLASLt call's workspace is over the 2^31 - 1 bytes the bench gives";
   else if (k->align != 16) no = "only 16-byte aligned calls are measured";
   else if (!bench_aligned(k))
     no = "the bench's call (leading dimensions m, k or n) would not be 16-byte aligned";
@@ -125,23 +129,35 @@ void tn_plan_free(tn_plan *p)
 
 int tn_plan_add(tn_plan *p, const tn_key *k)
 {
-  for (size_t i = 0; i < p->n_skipped; i++)
-    if (!key_cmp(&p->skipped[i], k)) return 0;
-  for (size_t i = 0; i < p->n; i++) {
-    tn_key *seen = &p->keys[i];
-    if (key_cmp(seen, k)) continue;
-    /* a cuBLASLt call is measured with the least workspace any of its
-     * calls gave; a row that does not say makes that unknown */
-    if (k->workspace >= 0 || seen->workspace < 0) {
-      if (k->workspace < seen->workspace) seen->workspace = k->workspace;
-      return 0;
+  /* A cuBLASLt call is measured with the least and the most workspace its
+   * calls gave, and not at all when a row does not say: its rows meet
+   * across the two lists (nothing else outside the table's key decides
+   * whether it can be measured: it has no math mode). */
+  if (!strcmp(k->entry, "lt")) {
+    for (size_t i = 0; i < p->n_skipped; i++)
+      if (!key_cmp(&p->skipped[i], k)) return 0;
+    for (size_t i = 0; i < p->n; i++) {
+      tn_key *seen = &p->keys[i];
+      if (key_cmp(seen, k)) continue;
+      if (k->workspace >= 0) {
+        if (k->workspace < seen->workspace) seen->workspace = k->workspace;
+        if (k->workspace_max > seen->workspace_max) seen->workspace_max = k->workspace_max;
+        return 0;
+      }
+      memmove(seen, seen + 1, (p->n - i - 1) * sizeof *seen);
+      p->n--;
+      break;
     }
-    memmove(seen, seen + 1, (p->n - i - 1) * sizeof *seen);
-    p->n--;
-    break;
   }
   char why[TN_WHY_LEN];
   int ok = tn_measurable(k, why, sizeof why);
+  /* other calls: each list keeps a call once (an FP32 call in a TF32
+   * math mode is skipped while the same call in the default mode is
+   * measured: the table's key does not hold the math mode) */
+  const tn_key *list = ok ? p->keys : p->skipped;
+  const size_t n = ok ? p->n : p->n_skipped;
+  for (size_t i = 0; i < n; i++)
+    if (!key_cmp(&list[i], k)) return 0;
   if (ok) {
     if (p->n == p->cap) {
       size_t cap = p->cap ? 2 * p->cap : 32;
@@ -181,7 +197,7 @@ static int add_row(const rs_row *r, void *ctx)
   k.m = r->dims[0], k.n = r->dims[1], k.k = r->dims[2], k.batch = r->dims[3];
   k.align = r->align;
   k.math_mode = r->math_mode;
-  k.workspace = r->workspace;
+  k.workspace = k.workspace_max = r->workspace;
   return tn_plan_add(ctx, &k);
 }
 
@@ -206,9 +222,15 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
     char *hash = strchr(line, '#');
     if (hash) *hash = '\0';
     long long m, n, k, ws = -1;
-    char lay[8], dt[16], entry[8] = "", epi[16] = "default", extra[2];
-    int got = sscanf(line, "%lld %lld %lld %7s %15s %7s %lld %15s %1s", &m, &n, &k, lay, dt,
-                     entry, &ws, epi, extra);
+    char lay[8], dt[16], entry[8] = "", wstext[24] = "", epi[16] = "default", extra[2];
+    int got = sscanf(line, "%lld %lld %lld %7s %15s %7s %23s %15s %1s", &m, &n, &k, lay, dt,
+                     entry, wstext, epi, extra);
+    if (got >= 7) {
+      char *end;
+      errno = 0;
+      ws = strtoll(wstext, &end, 10);
+      if (errno || *end || end == wstext || ws > TN_MAX_WORKSPACE) ws = -1;
+    }
     if (got <= 0) continue;
     tn_key key;
     memset(&key, 0, sizeof key);
@@ -223,7 +245,7 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
         !key.layout[0] || !strchr("NT", key.layout[1]) || !key.layout[1]) {
       rc = tn_say(err, "%s:%d: expected \"m n k layout dtype\" (dims 1 .. 2^31 - 1, layout NN, TN, "
                     "NT or TT, dtype f32, bf16 or f16), then for a cuBLASLt call \"lt WORKSPACE "
-                    "[default|bias]\" (bytes >= 0)", path, ln);
+                    "[default|bias]\" (bytes 0 .. 2^31 - 1)", path, ln);
       break;
     }
     copy(key.entry, sizeof key.entry, lt ? "lt" : "gemm");
@@ -234,7 +256,7 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
     copy(key.epilogue, sizeof key.epilogue, lt ? epi : "-");
     key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16;
     key.math_mode = lt ? -1 : 0;   /* a cuBLASLt call has none */
-    key.workspace = lt ? ws : -1;
+    key.workspace = key.workspace_max = lt ? ws : -1;
     if (tn_plan_add(p, &key)) {
       rc = tn_say(err, "out of memory");
       break;
@@ -271,8 +293,13 @@ void tn_decide(const tn_sample self[TN_PASSES], const tn_kernel *kernels, size_t
   }
   out->threshold = GS_RT_MIN_RATIO > 1 + out->noise ? GS_RT_MIN_RATIO : 1 + out->noise;
   if (!calibrated) {
-    copy(out->why, sizeof out->why,
-         "cuBLAS against itself was not measured in both passes: no noise, no route");
+    const tn_sample *no = self[0].outcome != TN_MEASURED ? &self[0] : &self[1];
+    if (no->outcome == TN_OUTSIDE)
+      snprintf(out->why, sizeof out->why, "cuBLAS itself does not make the call here (%.180s): "
+               "no route", no->why);
+    else
+      copy(out->why, sizeof out->why,
+           "cuBLAS against itself was not measured in both passes: no noise, no route");
     out->threshold = INFINITY;
     return;
   }
@@ -436,7 +463,7 @@ static int parse_row_key(const char *line, tn_key *k)
     if (strchr(f[i], '*')) return -1;
   k->m = v[0], k->n = v[1], k->k = v[2], k->batch = v[3], k->align = (int)v[4];
   k->math_mode = -1;
-  k->workspace = -1;
+  k->workspace = k->workspace_max = -1;
   return 0;
 }
 
@@ -705,9 +732,10 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
       break;
     }
     /* cuBLAS itself cannot be measured, before any call was: nothing will
-     * be (no GPU the kernels run on, a bench that fails): say so, no table */
-    if (uncalibrated && !calibrated_any) {
-      const tn_sample *bad = self[0].outcome != TN_MEASURED ? &self[0] : &self[1];
+     * be (no GPU the kernels run on, a bench that fails): say so, no
+     * table. A call cuBLAS does not take (outside) is that call's alone. */
+    const tn_sample *bad = self[0].outcome != TN_MEASURED ? &self[0] : &self[1];
+    if (uncalibrated && !calibrated_any && bad->outcome != TN_OUTSIDE) {
       rc = tn_say(err, "cuBLAS could not be measured on %s %s %lldx%lldx%lld (%s): %s", k->a_type,
                k->layout, k->m, k->n, k->k, bad->outcome == TN_WRONG ? "wrong result" : "failed",
                bad->why);

@@ -22,6 +22,7 @@
 #define TN_LT_MAX 8          /* cuBLASLt's first 8 heuristic algorithms */
 #define TN_ALGO_LEN 320      /* an algorithm's text (GS_LT_ALGO_TEXT) */
 #define TN_WHY_LEN 128       /* why a call is not measured */
+#define TN_MAX_WORKSPACE 2147483647LL   /* the bench's --lt-call takes at most this */
 
 /* A call's route-table key, its fields spelled as the log and the table
  * spell them. */
@@ -32,17 +33,19 @@ typedef struct tn_key {
   long long m, n, k, batch;
   int align;
   long long math_mode;     /* cublasMath_t as logged, -1 unknown (not in the table) */
-  /* cuBLASLt calls: the bytes of workspace the call gave, the smallest of
-   * its rows (what every call of the key has); -1 for BLAS calls and where
-   * the log does not say. Not in the table's key. */
-  long long workspace;
+  /* cuBLASLt calls: the bytes of workspace the key's calls gave, the least
+   * and the most over its rows; -1 for BLAS calls and where the log does
+   * not say. Not in the table's key. cuBLAS's side is timed with the most
+   * (the strongest pick any of the calls gets), the route cublaslt's
+   * algorithms must fit the least (every call). */
+  long long workspace, workspace_max;
 } tn_key;
 
 /* A candidate's measurement in one pass: a kernel against cuBLAS, or
  * cuBLAS against itself (the noise). */
 typedef enum tn_outcome {
   TN_MEASURED,   /* times and errors below */
-  TN_OUTSIDE,    /* the kernel does not take the call (why) */
+  TN_OUTSIDE,    /* the kernel (for cuBLAS against itself: cuBLAS) does not take the call (why) */
   TN_WRONG,      /* measured, but its error is above the kernel's bound, or its launcher refused */
   TN_FAILED      /* this measurement failed (why); the run goes on */
 } tn_outcome;
@@ -115,8 +118,8 @@ void tn_plan_free(tn_plan *p);
 int tn_measurable(const tn_key *k, char *why, size_t len);
 
 /* Add a call (kept once; unmeasurable ones go to skipped; a cuBLASLt call
- * made with several workspaces keeps the smallest, and one whose workspace
- * some row does not say is skipped). -1: out of memory. */
+ * made with several workspaces keeps the least and the most, and one
+ * whose workspace some row does not say is skipped). -1: out of memory. */
 int tn_plan_add(tn_plan *p, const tn_key *k);
 
 /* Every distinct call of a log (`gemmshim record`'s, any version). */

@@ -306,14 +306,21 @@ static int bench_run(tb_bench *b, const tn_key *k, const char *kernel, int self,
     argv[n++] = "--math-mode";
     argv[n++] = math;
   }
-  /* a cuBLASLt call: made as the program made it (tn_measurable) */
-  char ws[32];
+  /* a cuBLASLt call: made as the program made it (tn_measurable), with
+   * the most workspace its calls gave; the route's algorithms fit the
+   * least */
+  char ws[32], route_ws[32];
   if (!strcmp(k->entry, "lt")) {
-    snprintf(ws, sizeof ws, "%lld", k->workspace);
+    snprintf(ws, sizeof ws, "%lld", k->workspace_max);
     argv[n++] = "--lt-call";
     argv[n++] = ws;
     argv[n++] = "--epilogue";
     argv[n++] = (char *)k->epilogue;
+    if (k->workspace < k->workspace_max) {
+      snprintf(route_ws, sizeof route_ws, "%lld", k->workspace);
+      argv[n++] = "--lt-route-workspace";
+      argv[n++] = route_ws;
+    }
   }
   for (int i = 0; extra && extra[i] && n < 31; i++) argv[n++] = extra[i];
   argv[n] = NULL;
@@ -386,7 +393,10 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
   }
   if (!row[0]) {
     const char *o = strstr(text, "outside the kernel's class: ");
-    if (o) {
+    if (strstr(text, "cuBLASLt has no algorithm for the call")) {
+      out->outcome = TN_OUTSIDE;   /* cuBLAS cannot make it here: no side is timed */
+      snprintf(out->why, sizeof out->why, "cuBLASLt has no algorithm for the call");
+    } else if (o) {
       o += strlen("outside the kernel's class: ");
       out->outcome = TN_OUTSIDE;
       snprintf(out->why, sizeof out->why, "outside its class: %.*s", (int)strcspn(o, " \n"), o);

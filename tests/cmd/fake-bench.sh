@@ -1,7 +1,8 @@
 #!/bin/sh
 # A stand-in for gemmshim-bench, for gemmshim tune's tests (no GPU): the
 # answers of --identity, --list-csv and one shape's measurement, in the
-# bench's formats. Each call's arguments are appended to $FAKE_BENCH_LOG.
+# bench's formats. Each call's arguments are appended to $FAKE_BENCH_LOG,
+# and for a measurement, "m n k layout: arguments" to $FAKE_BENCH_LOG.shapes.
 #   FAKE_BENCH_NO_GPU=1   every call fails as the bench does without a GPU
 # Ratios: cuBLAS against itself 1.001; kern_bf16 1.10 where m = 4096, else
 # 0.90; kern_f32 1.00; kern_f32_tc (opt-in only) 2.00; kern_bf16 takes
@@ -10,6 +11,7 @@
 #                     two algorithms measure 0.97 (#1) and, where k = 8192,
 #                     1.08 (#2; else 0.95).
 [ -n "${FAKE_BENCH_LOG:-}" ] && echo "$*" >>"$FAKE_BENCH_LOG"
+args="$*"
 if [ -n "${FAKE_BENCH_NO_GPU:-}" ]; then
   echo "gemmshim-bench: no CUDA GPU (cudaGetDeviceCount: no CUDA-capable device is detected); nothing to measure" >&2
   exit 2
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --shapes) shapes=$2; shift ;;
     --csv) csv=$2; shift ;;
     --self) self=1 ;;
-    --iters|--preheat-ms|--device|--math-mode|--dtype|--lt-call|--epilogue) shift ;;
+    --iters|--preheat-ms|--device|--math-mode|--dtype|--lt-call|--epilogue|--lt-route-workspace) shift ;;
     --lt-top) top=$2; shift ;;
     --lt-algos) algos=$2; shift ;;
     *) echo "fake-bench: unexpected argument $1" >&2; exit 2 ;;
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 read -r m n k layout <"$shapes" || exit 2
+[ -n "${FAKE_BENCH_LOG:-}" ] && echo "$m $n $k $layout: $args" >>"$FAKE_BENCH_LOG.shapes"
 if [ "$kernel" = cublaslt ]; then
   A1='id=1;tile=18;splitk=1;reduction=0;swizzle=0;custom=0;stages=10;inner=0;cluster=0;workspace=0'
   A2='id=2;tile=20;splitk=1;reduction=0;swizzle=1;custom=0;stages=12;inner=0;cluster=0;workspace=0'
