@@ -11,6 +11,11 @@
  * times 2^-100, inside, and 2^-112, outside, against B's columns times
  * 2^100, wide data) and the top (A times 2^118, uniform data, K >= 4096
  * puts outputs near FLT_MAX): reported beside the emulation's prediction.
+ * Every case runs twice: "plain", and "scaled": a pre-pass finds each row
+ * of op(A)'s and column of op(B)'s largest exponent, the split warpgroup
+ * scales A's rows in shared memory and B's columns in registers by the
+ * inverse power of two before splitting, and the epilogue multiplies the
+ * scales back (the range's remedy; the pre-pass is timed with it).
  * Written 2026-12-05 without a GPU: compiled, never run.
  *
  * D[m,n] = sum_k A[k,m] B[k,n] (column-major, A and B stored K-major: the
@@ -108,16 +113,31 @@ struct Smem {
   alignas(1024) __nv_bfloat16 parts[2][3][BN * 64];   /* [buffer][hi, mid, lo], 2 steps a row */
   uint64_t full[S], pfull[P], pempty[P];
   uint32_t pwild[P]; /* the step's B tile held a non-finite value: cross tile written */
+  int16_t scale_a[BM], scale_b[BN]; /* with scales: each row's and column's exponent */
 };
 constexpr size_t kSmemBytes = sizeof(Smem) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory");
 static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * S * (BM + BN) * BK, "epilogue fits the ring");
 
+/* scale_a, scale_b: NULL, or each row of op(A) / column of op(B)'s
+ * exponent s (its largest finite |value| in [2^s, 2^(s+1)), 0 for none):
+ * the row is split as x 2^-s and the output multiplied by 2^(sa + sb)
+ * (the exponent range's remedy, kernels/gemm_f32_bf16x9.md; an
+ * experiment here, measured both ways) */
 struct Params {
   int m, n, k;
   float *D;
   int64_t ldd;
+  const int *scale_a, *scale_b;
 };
+
+/* x 2^-s, exact while the result is normal: two factors, since 2^-s alone
+ * may be beyond FP32 (s from -149 to 127). */
+__device__ __forceinline__ float2 unscale_of(int s) {
+  const int a = -s / 2, b = -s - a; /* each in [-75, 75]: normal powers of two */
+  return make_float2(__int_as_float((127 + a) << 23), __int_as_float((127 + b) << 23));
+}
+__device__ __forceinline__ float apply(float2 u, float x) { return x * u.x * u.y; }
 
 /* Part slot q: buffer q >> 1, half q & 1 (a 128-byte row holds two steps). */
 __device__ __forceinline__ int slot_buffer(int q) { return q >> 1; }
@@ -190,6 +210,10 @@ __global__ void __launch_bounds__(384, 1)
     int m0, n0;
     tile_origin(p, m0, n0);
     const int n = (int)tid_x(), sw = n & 7;
+    if (p.scale_a) { /* this thread's row of A and column of B, read once */
+      sm.scale_a[n] = (int16_t)p.scale_a[m0 + n];
+      sm.scale_b[n] = (int16_t)p.scale_b[n0 + n];
+    }
     if (n == 0) {
       mbar_arrive_expect_tx(&sm.full[0], 2 * TILE_BYTES);
       tma_load_2d(sm.a[0], &tmA, &sm.full[0], 0, m0);
@@ -206,6 +230,18 @@ __global__ void __launch_bounds__(384, 1)
         tma_load_2d(sm.b[s1], &tmB, &sm.full[s1], (t + 1) * BK, n0);
       }
       mbar_wait(&sm.full[s], (t / S) & 1u, 1);
+      if (p.scale_a) {
+        /* row n of raw A scaled in place (the consumers read it after
+         * pfull, with generic loads): no consumer register or instruction
+         * pays for the scales */
+        const float2 ua = unscale_of(sm.scale_a[n]); /* from shared memory: fewer registers held */
+        float4 *arow = reinterpret_cast<float4 *>(sm.a[s] + n * BK);
+#pragma unroll
+        for (int c = 0; c < BK / 4; ++c) {
+          const float4 x = arow[c];
+          arow[c] = make_float4(apply(ua, x.x), apply(ua, x.y), apply(ua, x.z), apply(ua, x.w));
+        }
+      }
       /* Row n of raw B (128-byte swizzle: 16-byte chunk c at c ^ sw). For
        * substep j the four chunks 2 t + j (t = 0..3) hold raw k 8 t + 4 j +
        * e; output chunk (j, half) of each part holds indices i = 8 half +
@@ -221,6 +257,13 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
           c[e] = *reinterpret_cast<const float4 *>(brow + ((bf16x6_b_chunk(e, j) ^ sw) << 2));
+        if (p.scale_b) {
+          const float2 ub = unscale_of(sm.scale_b[n]);
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            c[e] = make_float4(apply(ub, c[e].x), apply(ub, c[e].y), apply(ub, c[e].z),
+                               apply(ub, c[e].w));
+        }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
           uint32_t wh[4], wm[4], wl[4];
@@ -371,7 +414,12 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll 4
   for (int pass = 0; pass < BN / 8; ++pass) {
     const int col = pass * 8 + t / 16;
-    const float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
+    float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
+    if (p.scale_a) { /* the scales back: exact unless D over- or underflows */
+      const int sb = p.scale_b[n0 + col];
+      a4.x = ldexpf(a4.x, p.scale_a[row_g] + sb), a4.y = ldexpf(a4.y, p.scale_a[row_g + 1] + sb);
+      a4.z = ldexpf(a4.z, p.scale_a[row_g + 2] + sb), a4.w = ldexpf(a4.w, p.scale_a[row_g + 3] + sb);
+    }
     *reinterpret_cast<float4 *>(p.D + ((int64_t)n0 + col) * p.ldd + row_g) = a4;
   }
 }
@@ -390,8 +438,35 @@ int encode_kmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, const
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* D (m x n, ld m) = op: A stored k x m, B stored k x n (TN). */
-void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st) {
+/* The scales: per run of k values (a row of op(A) or column of op(B), K-
+ * major), the exponent of its largest finite |value| (0 when none), one
+ * warp a run. */
+__global__ void run_exponents(const float *x, int64_t k, int runs, int *out) {
+  const int warp = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (warp >= runs) return;
+  const float *r = x + (int64_t)warp * k;
+  uint32_t mx = 0;
+  for (int64_t i = lane; i < k; i += 32) {
+    const uint32_t b = __float_as_uint(r[i]) & 0x7fffffffu;
+    if (b < 0x7f800000u && b > mx) mx = b; /* finite only */
+  }
+  for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  if (lane == 0) {
+    int e = 0;
+    if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
+    out[warp] = e;
+  }
+}
+
+/* D (m x n, ld m) = op: A stored k x m, B stored k x n (TN). With scales
+ * (scale_a m ints, scale_b n ints, device memory), the pre-pass fills them
+ * first and the kernel splits the scaled rows. */
+void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st,
+            int *scale_a = nullptr, int *scale_b = nullptr) {
+  if (scale_a) {
+    run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, scale_a);
+    run_exponents<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, scale_b);
+  }
   static PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
   CUtensorMap ta, tb;
   if (!enc || !encode_kmajor(enc, &ta, A, k, m) || !encode_kmajor(enc, &tb, B, k, n)) {
@@ -404,7 +479,7 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
                             (int)kSmemBytes));
     attr = true;
   }
-  Params p{m, n, k, D, m};
+  Params p{m, n, k, D, m, scale_a, scale_b};
   bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
   CU(cudaGetLastError());
 }
@@ -491,7 +566,7 @@ int main(int argc, char **argv) {
   cublasHandle_t hb;
   CB(cublasCreate(&hb));
   int bad = 0;
-  printf("%-18s %-8s %11s %11s %7s %9s %9s %7s\n", "m n k (TN)", "data", "ours err",
+  printf("%-18s %-8s %-6s %11s %11s %7s %9s %9s %7s\n", "m n k (TN)", "data", "ours", "ours err",
          "SGEMM err", "ratio", "ours TF/s", "SGEMM", "speed");
   for (size_t c = 0; c < dims.size(); c += 3) {
     const int m = dims[c], n = dims[c + 1], k = dims[c + 2];
@@ -510,6 +585,8 @@ int main(int argc, char **argv) {
     CU(cudaMalloc(&B64, nb * 8));
     CU(cudaMalloc(&ref, nd * 8));
     CU(cudaMalloc(&sums, 16));
+    int *scales; /* m row exponents of op(A), then n column exponents of op(B) */
+    CU(cudaMalloc(&scales, (size_t)(m + n) * sizeof(int)));
     /* 0-3: timed (3: kinds only); 4-7: the exponent range, not timed:
      * data class, A's and B's scale ranges, and whether the bound is
      * required there (else reported) */
@@ -547,76 +624,75 @@ int main(int argc, char **argv) {
       const double one = 1, zero = 0;
       const float onef = 1, zerof = 0;
       CB(cublasDgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A64, k, B64, k, &zero, ref, m));
-      CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
-      launch(A, B, Do, m, n, k, 0);
       CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
-      CU(cudaDeviceSynchronize());
-      double eo = NAN, ec = NAN;
-      if (cls == 3) {
+      /* ours as it is, then with the rows and columns scaled (the pre-pass
+       * timed with it) */
+      for (int sc = 0; sc < 2; ++sc) {
+        int *sa = sc ? scales : nullptr, *sb = sc ? scales + m : nullptr;
+        const char *variant = sc ? "scaled" : "plain";
+        CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
+        launch(A, B, Do, m, n, k, 0, sa, sb);
+        CU(cudaDeviceSynchronize());
         unsigned long long mism = 0;
         CU(cudaMemset(sums, 0, 8));
         kind_mismatch<<<1024, 256>>>(Do, Dc, nd, reinterpret_cast<unsigned long long *>(sums));
         CU(cudaMemcpy(&mism, sums, 8, cudaMemcpyDeviceToHost));
-        printf("%5d %5d %5d    %-8s outputs whose kind (finite, +-Inf, NaN) differs from SGEMM's: "
-               "%llu\n", m, n, k, names[cls], mism);
-        if (mism) bad = 1;
-        continue;
-      }
-      {
+        if (cls == 3) {
+          printf("%5d %5d %5d    %-8s %-6s outputs whose kind (finite, +-Inf, NaN) differs from "
+                 "SGEMM's: %llu\n", m, n, k, names[cls], variant, mism);
+          if (mism) bad = 1;
+          continue;
+        }
         double e[2][2];
         for (int side = 0; side < 2; ++side) {
           CU(cudaMemset(sums, 0, 16));
           err2<<<1024, 256>>>(side ? Dc : Do, ref, nd, sums);
           CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
         }
-        eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
-      }
-      if (cls >= 4) {
-        /* the range: error (outputs whose reference overflows FP32 make
-         * both infinite) and kinds, no timing */
-        unsigned long long mism = 0;
-        CU(cudaMemset(sums, 0, 8));
-        kind_mismatch<<<1024, 256>>>(Do, Dc, nd, reinterpret_cast<unsigned long long *>(sums));
-        CU(cudaMemcpy(&mism, sums, 8, cudaMemcpyDeviceToHost));
-        const bool required = range[cls - 4].required;
-        printf("%5d %5d %5d    %-8s %11.3e %11.3e %7.3f   kinds differing from SGEMM's: %llu%s\n",
-               m, n, k, names[cls], eo, ec, eo / ec, mism,
-               required ? "" : "  (reported: the range's edge)");
-        if (required && (!(eo <= 4 * ec) || mism)) bad = 1;
-        continue;
-      }
-      /* time: 20 samples each, interleaved, 5 calls a sample */
-      cudaEvent_t t0, t1;
-      CU(cudaEventCreate(&t0));
-      CU(cudaEventCreate(&t1));
-      std::vector<float> to, tc;
-      for (int smp = 0; smp < 22; ++smp)
-        for (int side = 0; side < 2; ++side) {
-          CU(cudaEventRecord(t0));
-          for (int r = 0; r < 5; ++r) {
-            if (side == 0) launch(A, B, Do, m, n, k, 0);
-            else
-              CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
-                             Dc, m));
-          }
-          CU(cudaEventRecord(t1));
-          CU(cudaEventSynchronize(t1));
-          float ms;
-          CU(cudaEventElapsedTime(&ms, t0, t1));
-          if (smp >= 2) (side ? tc : to).push_back(ms / 5);
+        const double eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
+        if (cls >= 4) {
+          /* the range: error (outputs whose reference overflows FP32 make
+           * both infinite) and kinds, no timing */
+          const bool required = range[cls - 4].required;
+          printf("%5d %5d %5d    %-8s %-6s %11.3e %11.3e %7.3f   kinds differing from SGEMM's: "
+                 "%llu%s\n", m, n, k, names[cls], variant, eo, ec, eo / ec, mism,
+                 required ? "" : "  (reported: the range's edge)");
+          if (required && (!(eo <= 4 * ec) || mism)) bad = 1;
+          continue;
         }
-      std::sort(to.begin(), to.end());
-      std::sort(tc.begin(), tc.end());
-      const double flop = 2.0 * m * n * k;
-      const double tfo = flop / (to[to.size() / 2] * 1e9), tfc = flop / (tc[tc.size() / 2] * 1e9);
-      printf("%5d %5d %5d    %-8s %11.3e %11.3e %7.3f %9.1f %9.1f %7.3f\n", m, n, k, names[cls],
-             eo, ec, eo / ec, tfo, tfc, tfo / tfc);
-      if (!(eo <= 4 * ec)) bad = 1;
-      cudaEventDestroy(t0);
-      cudaEventDestroy(t1);
+        /* time: 20 samples each, interleaved, 5 calls a sample */
+        cudaEvent_t t0, t1;
+        CU(cudaEventCreate(&t0));
+        CU(cudaEventCreate(&t1));
+        std::vector<float> to, tc;
+        for (int smp = 0; smp < 22; ++smp)
+          for (int side = 0; side < 2; ++side) {
+            CU(cudaEventRecord(t0));
+            for (int r = 0; r < 5; ++r) {
+              if (side == 0) launch(A, B, Do, m, n, k, 0, sa, sb);
+              else
+                CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
+                               Dc, m));
+            }
+            CU(cudaEventRecord(t1));
+            CU(cudaEventSynchronize(t1));
+            float ms;
+            CU(cudaEventElapsedTime(&ms, t0, t1));
+            if (smp >= 2) (side ? tc : to).push_back(ms / 5);
+          }
+        std::sort(to.begin(), to.end());
+        std::sort(tc.begin(), tc.end());
+        const double flop = 2.0 * m * n * k;
+        const double tfo = flop / (to[to.size() / 2] * 1e9), tfc = flop / (tc[tc.size() / 2] * 1e9);
+        printf("%5d %5d %5d    %-8s %-6s %11.3e %11.3e %7.3f %9.1f %9.1f %7.3f\n", m, n, k,
+               names[cls], variant, eo, ec, eo / ec, tfo, tfc, tfo / tfc);
+        if (!(eo <= 4 * ec)) bad = 1;
+        cudaEventDestroy(t0);
+        cudaEventDestroy(t1);
+      }
     }
     cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(A64), cudaFree(B64);
-    cudaFree(ref), cudaFree(sums);
+    cudaFree(ref), cudaFree(sums), cudaFree(scales);
   }
   cublasDestroy(hb);
   return bad;
