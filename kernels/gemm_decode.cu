@@ -245,9 +245,18 @@ __device__ __forceinline__ int row_of(int warp_row0, int t, int e, int g) {
 /* One CTA per SM as the bound: it lets the compiler keep every load of a
  * block in flight (with more CTAs as the bound it spends fewer registers
  * and issues the loads a few at a time, between the mma). */
-template <typename T, bool kNN, int NT>
+/* kPdl: launched with programmatic dependent launch (dev/decode_pdl, an
+ * experiment; the table's launchers pass false): the kernel may start
+ * before the previous kernel of the stream has finished, so it waits for
+ * that kernel's memory before touching any, and lets the next kernel be
+ * scheduled at once. */
+template <typename T, bool kNN, int NT, bool kPdl>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     gemmshim_decode_kernel(const Params p) {
+  if constexpr (kPdl) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  }
   using C = Cfg<kNN, NT>;
   constexpr int MT = C::MT, ROWS = C::ROWS, COLS = 8 * NT, LD = ROWS + 1;
   __shared__ float red[2][COLS * LD];
@@ -420,7 +429,7 @@ static int wave(int dev, int si) {
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, gemmshim_decode_kernel<__nv_bfloat16, kNN, NT>,
+  if (cudaOccupancyMaxActiveClusters(&clusters, gemmshim_decode_kernel<__nv_bfloat16, kNN, NT, false>,
                                      &cfg) != cudaSuccess ||
       clusters <= 0) {
     (void)cudaGetLastError();
@@ -460,7 +469,7 @@ static int split_for(const gs_kernel_args *a) {
   }
 }
 
-template <typename T, bool kNN, int NT>
+template <typename T, bool kNN, int NT, bool kPdl>
 static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream) {
   using C = Cfg<kNN, NT>;
   const int64_t tiles = ((int64_t)p.m + C::ROWS - 1) / C::ROWS;
@@ -469,33 +478,42 @@ static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream) {
   cfg.blockDim = dim3(kWarps * 32);
   cfg.dynamicSmemBytes = 0;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
+  unsigned n_attr = 0;
   if (p.split > 1) {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = (unsigned)p.split;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
+    attr[n_attr].id = cudaLaunchAttributeClusterDimension;
+    attr[n_attr].val.clusterDim.x = (unsigned)p.split;
+    attr[n_attr].val.clusterDim.y = 1;
+    attr[n_attr].val.clusterDim.z = 1;
+    ++n_attr;
+  }
+  if constexpr (kPdl) {
+    attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n_attr].val.programmaticStreamSerializationAllowed = 1;
+    ++n_attr;
+  }
+  if (n_attr) {
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = n_attr;
   }
   gs_launch_begin();
-  return gs_launch_result(cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT>, p), 0);
+  return gs_launch_result(cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT, kPdl>, p), 0);
 }
 
-template <typename T, bool kNN>
+template <typename T, bool kNN, bool kPdl>
 static gs_kstatus launch_layout(const Params &p, cudaStream_t stream) {
   switch (nt_of(p.n)) {
-    case 1: return launch_cfg<T, kNN, 1>(p, stream);
-    case 2: return launch_cfg<T, kNN, 2>(p, stream);
-    case 4: return launch_cfg<T, kNN, 4>(p, stream);
-    default: return launch_cfg<T, kNN, 8>(p, stream);
+    case 1: return launch_cfg<T, kNN, 1, kPdl>(p, stream);
+    case 2: return launch_cfg<T, kNN, 2, kPdl>(p, stream);
+    case 4: return launch_cfg<T, kNN, 4, kPdl>(p, stream);
+    default: return launch_cfg<T, kNN, 8, kPdl>(p, stream);
   }
 }
 
 static int aligned(const void *p, unsigned bytes) { return ((uintptr_t)p % bytes) == 0; }
 
 /* With split < 1, the launcher's own choice. */
-template <typename T>
+template <typename T, bool kPdl = false>
 static gs_kstatus launch(const gs_kernel_args *a, int split) {
   if (!a) return GS_K_UNSUPPORTED;
   const int check_c = a->scalars_on_device ? 1 : (a->beta != 0.f);
@@ -519,7 +537,8 @@ static gs_kstatus launch(const gs_kernel_args *a, int split) {
   p.alpha = a->alpha; p.beta = a->beta;
   p.alpha_dev = a->scalars_on_device ? a->alpha_dev : nullptr;
   p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
-  return a->trans_a ? launch_layout<T, false>(p, a->stream) : launch_layout<T, true>(p, a->stream);
+  return a->trans_a ? launch_layout<T, false, kPdl>(p, a->stream)
+                    : launch_layout<T, true, kPdl>(p, a->stream);
 }
 
 template <typename F>
@@ -532,8 +551,10 @@ static int load_kernel(F *kernel) {
 
 template <typename T, bool kNN>
 static int load_layout() {
-  return load_kernel(gemmshim_decode_kernel<T, kNN, 1>) && load_kernel(gemmshim_decode_kernel<T, kNN, 2>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 4>) && load_kernel(gemmshim_decode_kernel<T, kNN, 8>);
+  return load_kernel(gemmshim_decode_kernel<T, kNN, 1, false>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 2, false>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 4, false>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 8, false>);
 }
 
 }  // namespace gs_decode

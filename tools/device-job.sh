@@ -41,6 +41,8 @@ for c in "$B"/tests/gpu/check_*; do
 done
 run_check bitident "$B/dev/bf16_stage1/bitident"
 run_check decode_split "$B/dev/decode_split/sweep"
+# the decode kernel with programmatic dependent launch, beside plain and cuBLAS
+run_check decode_pdl "$B/dev/decode_pdl/pdl"
 # the tensor cores' FP32 accumulation, fitted to tools/tc_model.h (for tools/f32-emu)
 run_check tc_probe "$B/dev/tc_probe/probe"
 # the BF16x6 FP32 kernel's first cut (TN): a small shape with bounded waits

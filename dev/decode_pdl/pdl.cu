@@ -1,0 +1,272 @@
+/* The decode kernel launched with programmatic dependent launch (PDL),
+ * beside the same kernel launched plainly and cuBLAS: does letting the
+ * kernel be scheduled while the previous kernel of the stream finishes
+ * take its launch latency off a few-token GEMM (kernels/gemm_decode.md:
+ * the launch floor is 1.3 us of 1024x4096's 6.5)? The PDL kernel waits
+ * (griddepcontrol.wait) for the previous kernel's memory before touching
+ * any, so it is safe after any kernel, not only after ours.
+ *
+ * Per shape, each side a sample of 20 calls held back by a spin kernel
+ * (GPU-bound timing, as dev/decode_split), weights rotated past the L2,
+ * medians of 9 samples, microseconds a call:
+ *   cublas, plain, pdl        the GEMM back to back;
+ *   p_cublas, p_plain, p_pdl  a producer kernel (writes x, op(B), from a
+ *                             new seed each time) then the GEMM: a decode
+ *                             step's order, the GEMM depending on the
+ *                             kernel before it;
+ *   producer                  the producer alone;
+ *   floor                     an empty kernel;
+ *   ceil, ceil_pdl            the same-size read of the weight, plainly
+ *                             and with PDL (so ours is compared with a
+ *                             ceiling launched the same way).
+ * Correctness: six producer + PDL GEMM pairs back to back (each reading the
+ * x its producer wrote), each output compared bit for bit with the plain
+ * kernel's on the same x (a PDL race would read the previous x); and the
+ * plain kernel against cuBLAS (relative difference).
+ *   pdl [m n k TN|NN ...]
+ * Exits 77 without a GPU, 1 when a PDL output differs from the plain one. */
+#include "../../kernels/gemm_decode.cu"
+
+#include <cublas_v2.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#define CK(x)                                                                       \
+  do {                                                                              \
+    cudaError_t e_ = (x);                                                           \
+    if (e_ != cudaSuccess) {                                                        \
+      fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));    \
+      exit(2);                                                                      \
+    }                                                                               \
+  } while (0)
+
+/* BF16 values in [-1, 1) from a hash of the index and the seed. */
+__global__ void produce(uint16_t *p, size_t n, uint32_t seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 2654435761u ^ seed * 0x9e3779b9u;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    const float v = ((h & 0xffff) / 65536.0f - 0.5f) * 2.f;
+    p[i] = __bfloat16_as_ushort(__float2bfloat16(v));
+  }
+}
+
+__global__ void empty_kernel() {}
+
+/* Holds the stream while the host queues a sample's calls. */
+__global__ void spin(long long ns) {
+  long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < ns);
+}
+
+/* A read of n16 16-byte words (the weight's bytes); stores only on an
+ * impossible value so the loads stay. With kPdl, as the PDL GEMM: wait for
+ * the previous kernel, let the next be scheduled. */
+template <bool kPdl>
+__global__ void read_kernel(const uint4 *p, size_t n16, uint4 *sink) {
+  if constexpr (kPdl) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  }
+  uint32_t x = 0;
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
+  for (; i + 3 * stride < n16; i += 4 * stride) {
+    const uint4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride),
+                d = __ldcs(p + i + 3 * stride);
+    x ^= a.x ^ b.y ^ c.z ^ d.w ^ a.w ^ b.x ^ c.y ^ d.z;
+  }
+  for (; i < n16; i += stride) {
+    const uint4 a = __ldcs(p + i);
+    x ^= a.x ^ a.w;
+  }
+  if (x == 0x9e3779b9u) sink[0] = make_uint4(x, x, x, x);
+}
+
+static void launch_read(bool pdl, int sms, const uint16_t *w, size_t bytes, uint4 *sink,
+                        cudaStream_t st) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3((unsigned)sms * 4);
+  cfg.blockDim = dim3(512);
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  if (pdl) cfg.attrs = attr, cfg.numAttrs = 1;
+  const uint4 *p = reinterpret_cast<const uint4 *>(w);
+  CK(pdl ? cudaLaunchKernelEx(&cfg, read_kernel<true>, p, bytes / 16, sink)
+         : cudaLaunchKernelEx(&cfg, read_kernel<false>, p, bytes / 16, sink));
+}
+
+static double rel_diff(const std::vector<uint16_t> &x, const std::vector<uint16_t> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < x.size(); i++) {
+    const uint32_t a = (uint32_t)x[i] << 16, b = (uint32_t)ref[i] << 16;
+    float fa, fb;
+    memcpy(&fa, &a, 4);
+    memcpy(&fb, &b, 4);
+    num += ((double)fa - fb) * ((double)fa - fb);
+    den += (double)fb * fb;
+  }
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+enum Side { CUBLAS, PLAIN, PDL, P_CUBLAS, P_PLAIN, P_PDL, PRODUCER, FLOOR, CEIL, CEIL_PDL, SIDES };
+static const char *const side_name[SIDES] = {"cublas_us",  "plain_us", "pdl_us",   "p_cublas_us",
+                                             "p_plain_us", "p_pdl_us", "producer_us", "floor_us",
+                                             "ceil_us",    "ceil_pdl_us"};
+
+int main(int argc, char **argv) {
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    printf("SKIP: no GPU\n");
+    return 77;
+  }
+  struct S {
+    int m, n, k, tn;
+  };
+  std::vector<S> shapes;
+  for (int i = 1; i + 3 < argc; i += 4)
+    shapes.push_back({atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]), !strcmp(argv[i + 3], "TN")});
+  if (shapes.empty()) {
+    const int W[][3] = {{1024, 4096, 1}, {2048, 4096, 1}, {4096, 4096, 1}, {14336, 4096, 1},
+                        {4096, 14336, 1}, {1024, 4096, 0}, {4096, 4096, 0}};
+    for (auto &w : W)
+      for (int n : {1, 8}) shapes.push_back({w[0], n, w[1], w[2]});
+  }
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cudaStream_t st;
+  CK(cudaStreamCreate(&st));
+  cublasSetStream(h, st);
+  int dev, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, dev));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  uint4 *sink;
+  CK(cudaMalloc(&sink, 64));
+  printf("# %s; GPU-bound timing (spin-held samples of 20 calls), medians of 9, us a call\n",
+         prop.name);
+  printf("m,n,k,layout");
+  for (int s = 0; s < SIDES; ++s) printf(",%s", side_name[s]);
+  printf(",pdl_vs_plain,p_pdl_vs_p_cublas,p_plain_vs_p_cublas,pdl_bits_equal,plain_vs_cublas\n");
+  int bad = 0;
+  for (const S &s : shapes) {
+    const size_t wel = (size_t)s.m * s.k, wbytes = wel * 2;
+    int copies = (int)std::max<size_t>(2, (size_t)(200e6 / wbytes) + 1);
+    if (copies > 64) copies = 64;
+    std::vector<uint16_t *> A(copies);
+    for (int c = 0; c < copies; c++) {
+      CK(cudaMalloc(&A[c], wbytes));
+      produce<<<1024, 256>>>(A[c], wel, 17 + c);
+    }
+    const size_t bel = (size_t)s.k * s.n, del = (size_t)s.m * s.n;
+    uint16_t *B, *D;
+    CK(cudaMalloc(&B, bel * 2));
+    CK(cudaMalloc(&D, del * 2 * 14));
+    produce<<<256, 256>>>(B, bel, 99);
+    CK(cudaDeviceSynchronize());
+    const float one = 1.f, zero = 0.f;
+    gs_kernel_args a;
+    memset(&a, 0, sizeof a);
+    a.m = s.m, a.n = s.n, a.k = s.k, a.trans_a = s.tn, a.trans_b = 0;
+    a.lda = s.tn ? s.k : s.m, a.B = B, a.ldb = s.k, a.ldc = s.m, a.ldd = s.m;
+    a.alpha = 1.f, a.beta = 0.f, a.stream = st, a.device = dev;
+    const int pgrid = (int)std::min<size_t>(1024, (bel + 255) / 256);
+    uint32_t seed = 1000;
+    auto gemm = [&](int which, int c, uint16_t *out) -> bool { /* 0 cuBLAS, 1 plain, 2 PDL */
+      if (which == 0)
+        return cublasGemmEx(h, s.tn ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, s.m, s.n, s.k, &one,
+                            A[c], CUDA_R_16BF, (int)a.lda, B, CUDA_R_16BF, s.k, &zero, out,
+                            CUDA_R_16BF, s.m, CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT_TENSOR_OP) == CUBLAS_STATUS_SUCCESS;
+      gs_kernel_args b = a;
+      b.A = A[c], b.C = out, b.D = out;
+      return (which == 2 ? launch<__nv_bfloat16, true>(&b, 0) : launch<__nv_bfloat16>(&b, 0)) ==
+             GS_K_OK;
+    };
+    auto run = [&](int side, int c) -> bool {
+      switch (side) {
+        case CUBLAS: case PLAIN: case PDL: return gemm(side - CUBLAS, c, D);
+        case P_CUBLAS: case P_PLAIN: case P_PDL:
+          produce<<<pgrid, 256, 0, st>>>(B, bel, seed++);
+          return gemm(side - P_CUBLAS, c, D);
+        case PRODUCER: produce<<<pgrid, 256, 0, st>>>(B, bel, seed++); return true;
+        case FLOOR: empty_kernel<<<1, 32, 0, st>>>(); return true;
+        default: launch_read(side == CEIL_PDL, sms, A[c], wbytes, sink, st); return true;
+      }
+    };
+    /* correctness: six producer + PDL pairs back to back, then the plain
+     * kernel on each x again, one at a time */
+    bool ok = true, equal = true;
+    for (int i = 0; i < 6 && ok; ++i) {
+      produce<<<pgrid, 256, 0, st>>>(B, bel, 500 + i);
+      ok = gemm(2, 0, D + (size_t)i * del);
+    }
+    for (int i = 0; i < 6 && ok; ++i) {
+      produce<<<pgrid, 256, 0, st>>>(B, bel, 500 + i);
+      ok = gemm(1, 0, D + (size_t)(6 + i) * del);
+    }
+    ok = ok && gemm(0, 0, D + (size_t)12 * del); /* cuBLAS on the last x */
+    CK(cudaStreamSynchronize(st));
+    std::vector<uint16_t> x(del), y(del);
+    double plain_vs_cublas = NAN;
+    if (ok) {
+      for (int i = 0; i < 6; ++i) {
+        CK(cudaMemcpy(x.data(), D + (size_t)i * del, del * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(y.data(), D + (size_t)(6 + i) * del, del * 2, cudaMemcpyDeviceToHost));
+        equal = equal && x == y;
+      }
+      CK(cudaMemcpy(x.data(), D + (size_t)11 * del, del * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(y.data(), D + (size_t)12 * del, del * 2, cudaMemcpyDeviceToHost));
+      plain_vs_cublas = rel_diff(x, y);
+    }
+    if (!ok || !equal) bad = 1;
+    std::vector<float> t[SIDES];
+    int cidx = 0;
+    for (int smp = 0; smp < 10 && ok; smp++)
+      for (int side = 0; side < SIDES; side++) {
+        spin<<<1, 1, 0, st>>>(300000);
+        CK(cudaEventRecord(e0, st));
+        for (int r = 0; r < 20; r++) {
+          run(side, cidx);
+          cidx = (cidx + 1) % copies;
+        }
+        CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (smp) t[side].push_back(ms * 1000 / 20);
+      }
+    double med[SIDES];
+    for (int side = 0; side < SIDES; ++side) {
+      if (t[side].empty()) {
+        med[side] = NAN;
+        continue;
+      }
+      std::sort(t[side].begin(), t[side].end());
+      med[side] = t[side][t[side].size() / 2];
+    }
+    printf("%d,%d,%d,%s", s.m, s.n, s.k, s.tn ? "TN" : "NN");
+    for (int side = 0; side < SIDES; ++side) printf(",%.2f", med[side]);
+    printf(",%.3f,%.3f,%.3f,%d,%.2e\n", med[PLAIN] / med[PDL], med[P_CUBLAS] / med[P_PDL],
+           med[P_CUBLAS] / med[P_PLAIN], ok && equal, plain_vs_cublas);
+    fflush(stdout);
+    for (int c = 0; c < copies; c++) cudaFree(A[c]);
+    cudaFree(B);
+    cudaFree(D);
+  }
+  return bad;
+}
