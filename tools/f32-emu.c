@@ -46,13 +46,16 @@
  *                [--seeds N] [--outputs N] [--block-bf16 B] [--block-tf32 B]
  *                [--prec P] [--round rz|rn] [--acc-apart 0|1] [--chunk C]
  *                [--prec-tf32 P] [--round-tf32 rz|rn] [--acc-apart-tf32 0|1]
+ *                [--ftz MASK] [--ftz-tf32 MASK]
  *                [--threads T] [--slices S] [--full N [--top T] [--sample R]]
  *                [--scale-a LO:HI] [--scale-b LO:HI] [--row-scale 0|1]
  * --full N: an N x N output matrix; every reference is computed, and the
  * errors of the T largest outputs plus R others drawn at random (scaled
  * to their count) estimate the full matrix's Frobenius error, which the
  * largest outputs carry (elem is then over those outputs only).
- * (--prec, --round, --acc-apart set both instructions; the -tf32 forms,
+ * --ftz MASK: where the tensor core flushes subnormals (tools/tc_model.h:
+ * 1 inputs, 2 the accumulator entering a block, 4 the block's result).
+ * (--prec, --round, --acc-apart, --ftz set both instructions; the -tf32 forms,
  * given after them, set TF32's alone, as dev/tc_probe prints them.)
  * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio,
  * excluded (outputs whose FP64 reference is beyond FP32's range: left out
@@ -71,7 +74,7 @@
 
 /* The tensor core's accumulation (tools/tc_model.h) for BF16 k16 and TF32
  * k8 instructions, and the K length of the hi*hi chunk in the sep modes. */
-static gs_tc_model tc_bf16 = { 25, 16, 0, 0 }, tc_tf32 = { 25, 8, 0, 0 };
+static gs_tc_model tc_bf16 = { 25, 16, 0, 0, 0 }, tc_tf32 = { 25, 8, 0, 0, 0 };
 static int hi_chunk = 64;
 
 /* ------------------------------------------------------------- algorithms */
@@ -550,6 +553,8 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--prec-tf32")) tc_tf32.prec = atoi(v);
     else if (!strcmp(argv[i], "--round-tf32")) tc_tf32.round_nearest = !strcmp(v, "rn");
     else if (!strcmp(argv[i], "--acc-apart-tf32")) tc_tf32.acc_apart = atoi(v);
+    else if (!strcmp(argv[i], "--ftz")) tc_bf16.ftz = tc_tf32.ftz = atoi(v);
+    else if (!strcmp(argv[i], "--ftz-tf32")) tc_tf32.ftz = atoi(v);
     else if (!strcmp(argv[i], "--chunk")) hi_chunk = atoi(v);
     else if (!strcmp(argv[i], "--slices")) n_slices = atoi(v);
     else if (!strcmp(argv[i], "--row-scale")) row_scale = atoi(v);
@@ -575,21 +580,22 @@ int main(int argc, char **argv)
     for (int c = 0; c < CL_N; c++) classes[n_classes++] = c;
   if (!n_ks) ks[0] = 256, ks[1] = 4096, n_ks = 2;
   if (full_n > 0) outputs = full_n;
-  const int bad_model = tc_bf16.prec < 24 || tc_bf16.prec > 60 || tc_tf32.prec < 24 ||
+  const int bad_model = tc_bf16.ftz < 0 || tc_bf16.ftz > 7 || tc_tf32.ftz < 0 || tc_tf32.ftz > 7 ||
+                        tc_bf16.prec < 24 || tc_bf16.prec > 60 || tc_tf32.prec < 24 ||
                         tc_tf32.prec > 60 || tc_bf16.block < 1 || 16 % tc_bf16.block ||
                         tc_tf32.block < 1 || 8 % tc_tf32.block;
   const int bad_run = threads < 1 || threads > 64 || outputs < 1 || seeds < 1 ||
                       hi_chunk < 16 || hi_chunk % 16 || n_slices < 1 || n_slices > SLICES_MAX ||
                       full_n < 0 || full_n > 65535 || full_top < 1 || full_sample < 1;
   if (bad_model || bad_run) {
-    fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--chunk/"
+    fprintf(stderr, "f32-emu: bad --threads/--outputs/--seeds/--prec/--block-*/--ftz/--chunk/"
                     "--slices/--full/--top/--sample\n");
     return 2;
   }
-  printf("# f32-emu: block_bf16 %d, block_tf32 %d, prec %d, round %s, acc_apart %d, chunk %d, "
-         "%d x %d outputs\n",
+  printf("# f32-emu: block_bf16 %d, block_tf32 %d, prec %d, round %s, acc_apart %d, ftz %d, "
+         "chunk %d, %d x %d outputs\n",
          tc_bf16.block, tc_tf32.block, tc_bf16.prec, tc_bf16.round_nearest ? "rn" : "rz",
-         tc_bf16.acc_apart, hi_chunk, outputs, outputs);
+         tc_bf16.acc_apart, tc_bf16.ftz, hi_chunk, outputs, outputs);
   if (full_n > 0)
     printf("# --full %d: %d largest outputs and %d sampled others (elem: over those)\n", full_n,
            full_top, full_sample);

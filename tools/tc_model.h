@@ -10,6 +10,9 @@
  * nearest even (1). With acc_apart the accumulator takes no part in the
  * alignment: the products' block sum is formed as above (from 0) and then
  * added to the accumulator with one more rounding of the same kind.
+ * ftz, a mask of where subnormals are flushed to zero (keeping the sign):
+ * GS_TC_FTZ_IN the inputs, GS_TC_FTZ_ACC the accumulator as it enters a
+ * block, GS_TC_FTZ_OUT the rounded block sum; 0 keeps them all.
  * (Fasi, Higham, Mikaitis and Pranesh; Khattak and Mikaitis describe the
  * model family; the parameters here are fitted by the probe.) */
 #ifndef GS_TC_MODEL_H
@@ -19,8 +22,16 @@
 #include <stdint.h>
 
 typedef struct gs_tc_model {
-  int prec, block, round_nearest, acc_apart;
+  int prec, block, round_nearest, acc_apart, ftz;
 } gs_tc_model;
+
+enum { GS_TC_FTZ_IN = 1, GS_TC_FTZ_ACC = 2, GS_TC_FTZ_OUT = 4 };
+
+/* x, or a zero of its sign where it is subnormal and flush is set. */
+static inline float gs_tc_flush(float x, int flush)
+{
+  return flush && x != 0.0f && fabsf(x) < 0x1p-126f ? copysignf(0.0f, x) : x;
+}
 
 /* s (exact, in double) rounded to FP32 by the model's rounding. */
 static inline float gs_tc_round(const gs_tc_model *m, double s)
@@ -32,6 +43,7 @@ static inline float gs_tc_round(const gs_tc_model *m, double s)
 
 static inline float gs_tc_block_sum(const gs_tc_model *m, float acc, const double *p, int n)
 {
+  acc = gs_tc_flush(acc, m->ftz & GS_TC_FTZ_ACC);
   int emax = -100000, e;
   if (acc != 0.0f) {
     frexp(acc, &e);
@@ -46,7 +58,7 @@ static inline float gs_tc_block_sum(const gs_tc_model *m, float acc, const doubl
   const double q = ldexp(1.0, emax - m->prec);
   double s = trunc((double)acc / q) * q;
   for (int i = 0; i < n; i++) s += trunc(p[i] / q) * q;
-  return gs_tc_round(m, s);
+  return gs_tc_flush(gs_tc_round(m, s), m->ftz & GS_TC_FTZ_OUT);
 }
 
 /* acc + p[0] + ... + p[n-1] for one block. */
@@ -54,7 +66,8 @@ static inline float gs_tc_block(const gs_tc_model *m, float acc, const double *p
 {
   if (!m->acc_apart) return gs_tc_block_sum(m, acc, p, n);
   const float s = gs_tc_block_sum(m, 0.0f, p, n);
-  return gs_tc_round(m, (double)acc + (double)s);
+  acc = gs_tc_flush(acc, m->ftz & GS_TC_FTZ_ACC);
+  return gs_tc_flush(gs_tc_round(m, (double)acc + (double)s), m->ftz & GS_TC_FTZ_OUT);
 }
 
 /* One instruction's contribution to one accumulator element: len products
@@ -65,7 +78,9 @@ static inline float gs_tc_mma(const gs_tc_model *m, float acc, const float *x, c
   double p[64];
   for (int i0 = 0; i0 < len; i0 += m->block) {
     const int n = len - i0 < m->block ? len - i0 : m->block;
-    for (int i = 0; i < n; i++) p[i] = (double)x[i0 + i] * (double)y[i0 + i];
+    for (int i = 0; i < n; i++)
+      p[i] = (double)gs_tc_flush(x[i0 + i], m->ftz & GS_TC_FTZ_IN) *
+             (double)gs_tc_flush(y[i0 + i], m->ftz & GS_TC_FTZ_IN);
     acc = gs_tc_block(m, acc, p, n);
   }
   return acc;

@@ -15,11 +15,15 @@
  *               if the accumulator is added after the products' block sum;
  *   rounding    1 + 1 + 3 * 2^-23 (5 terms, all inside a 24-bit window):
  *               to nearest 2 + 2^-21, truncated 2 + 2^-22;
- *   subnormals  a subnormal input, a subnormal sum, a subnormal
- *               accumulator: printed (the model does not cover them).
+ *   subnormals  flushed or kept, each where the others cannot show: K
+ *               subnormal inputs summing to a normal value (inputs), a
+ *               subnormal accumulator plus a normal term (the
+ *               accumulator), normal terms with a subnormal sum (the
+ *               result): the model's ftz mask.
  * Prints the raw results, the fitted parameters as f32-emu flags, and the
- * model's bitwise agreement on 6400 random rows per instruction (wide-range
- * values, random accumulators). Exit 0 when the model matches every row,
+ * model's bitwise agreement on 7680 random rows per instruction (wide-range
+ * values, random accumulators; 1280 of the rows scaled by 2^-118, where
+ * inputs, accumulators and results are subnormal). Exit 0 when the model matches every row,
  * 1 when not, 77 without a Hopper GPU.
  *
  * Build: make check builds dev/tc_probe/probe (nvcc, sm_90a). */
@@ -174,7 +178,7 @@ static int probe(int tf32)
 {
   const char *name = tf32 ? "tf32 m64n8k8" : "bf16 m64n8k16";
   const int K = tf32 ? 8 : 16;
-  gs_tc_model m = { 0, K, 0, 0 };
+  gs_tc_model m = { 0, K, 0, 0, 0 };
   batch b;
   int ok = 1;
 
@@ -218,6 +222,18 @@ static int probe(int tf32)
   const int r_sub_in = add_terms(&b, 0.0f, { 0x1p-130f });
   const int r_sub_out = add_terms(&b, 0.0f, { 0x1.8p-126f, -0x1p-126f });
   const int r_sub_acc = add_terms(&b, 0x1p-140f, { 0.0f });
+  /* where subnormals are flushed, each test with a normal result where
+   * the others cannot interfere: K subnormal inputs summing to a normal
+   * value (inputs); a subnormal accumulator plus a normal term (the
+   * accumulator); normal inputs whose sum is subnormal (the result) */
+  int r_ftz_in;
+  {
+    float v[KMAX];
+    int ks[KMAX];
+    for (int i = 0; i < K; i++) v[i] = 0x1p-127f, ks[i] = i;
+    r_ftz_in = add_row(&b, 0.0f, v, ks, K);
+  }
+  const int r_ftz_acc = add_terms(&b, 0x1p-127f, { 0x1p-126f });
   run_batch(&b, tf32);
   int jmax = 9;
   for (int j = 10; j <= 45; j++) {
@@ -232,28 +248,45 @@ static int probe(int tf32)
          b.out[r_round], 2.0f + 0x1p-21f, 2.0f + 0x1p-22f, b.out[r_round_neg]);
   printf("%s: input 2^-130 -> %a; 1.5 * 2^-126 - 2^-126 -> %a; acc 2^-140 -> %a\n", name,
          b.out[r_sub_in], b.out[r_sub_out], b.out[r_sub_acc]);
+  const float in_kept = (float)K * 0x1p-127f, acc_kept = 0x1.8p-126f, out_kept = 0x1p-127f;
+  printf("%s: %d x 2^-127 -> %a (kept %a); acc 2^-127 + 2^-126 -> %a (kept %a); "
+         "1.5 * 2^-126 - 2^-126 -> %a (kept %a)\n", name, K, b.out[r_ftz_in], in_kept,
+         b.out[r_ftz_acc], acc_kept, b.out[r_sub_out], out_kept);
+  const float ftz_seen[3] = { b.out[r_ftz_in], b.out[r_ftz_acc], b.out[r_sub_out] };
+  const float ftz_kept[3] = { in_kept, acc_kept, out_kept }, ftz_flushed[3] = { 0.0f, 0x1p-126f, 0.0f };
+  for (int i = 0; i < 3; i++) {
+    if (ftz_seen[i] == ftz_flushed[i]) m.ftz |= 1 << i;
+    else if (ftz_seen[i] != ftz_kept[i]) {
+      printf("%s: subnormal test %d gave neither kept nor flushed: the model does not fit\n", name,
+             i);
+      ok = 0;
+    }
+  }
   m.round_nearest = b.out[r_round] == 2.0f + 0x1p-21f;
   if (!m.round_nearest && b.out[r_round] != 2.0f + 0x1p-22f) {
     printf("%s: the rounding test gave neither: the model does not fit\n", name);
     ok = 0;
   }
 
-  printf("%s: fitted: prec %d, block %d, acc_apart %d, round %s\n", name, m.prec, m.block,
-         m.acc_apart, m.round_nearest ? "rn" : "rz");
+  printf("%s: fitted: prec %d, block %d, acc_apart %d, round %s, ftz %d\n", name, m.prec,
+         m.block, m.acc_apart, m.round_nearest ? "rn" : "rz", m.ftz);
 
   /* the fitted model against the hardware on random rows */
   uint64_t s = 0x70be5eedull + (uint64_t)tf32;
   int bad = 0, total = 0;
-  for (int it = 0; it < 100; it++) {
+  /* 100 batches of wide-range rows, then 20 scaled to the bottom of the
+   * range (about 2^-118: subnormal inputs, accumulators and results) */
+  for (int it = 0; it < 120; it++) {
+    const double scale = it < 100 ? 1.0 : 0x1p-118;
     b.n = 0;
     for (int r = 0; r < ROWS; r++) {
       float v[KMAX];
       int ks[KMAX];
       for (int i = 0; i < K; i++) {
-        v[i] = to_format((float)(gs_rng_normal(&s) * exp(4.0 * gs_rng_normal(&s))), tf32);
+        v[i] = to_format((float)(scale * gs_rng_normal(&s) * exp(4.0 * gs_rng_normal(&s))), tf32);
         ks[i] = i;
       }
-      add_row(&b, (float)(gs_rng_normal(&s) * exp(4.0 * gs_rng_normal(&s))), v, ks, K);
+      add_row(&b, (float)(scale * gs_rng_normal(&s) * exp(4.0 * gs_rng_normal(&s))), v, ks, K);
     }
     run_batch(&b, tf32);
     for (int r = 0; r < ROWS; r++) {
@@ -269,11 +302,11 @@ static int probe(int tf32)
   }
   printf("%s: model equals hardware on %d of %d random rows\n", name, total - bad, total);
   if (tf32)
-    printf("%s: f32-emu flags: --prec-tf32 %d --block-tf32 %d --round-tf32 %s --acc-apart-tf32 %d\n",
-           name, m.prec, m.block, m.round_nearest ? "rn" : "rz", m.acc_apart);
+    printf("%s: f32-emu flags: --prec-tf32 %d --block-tf32 %d --round-tf32 %s --acc-apart-tf32 %d "
+           "--ftz-tf32 %d\n", name, m.prec, m.block, m.round_nearest ? "rn" : "rz", m.acc_apart, m.ftz);
   else
-    printf("%s: f32-emu flags: --prec %d --block-bf16 %d --round %s --acc-apart %d\n", name,
-           m.prec, m.block, m.round_nearest ? "rn" : "rz", m.acc_apart);
+    printf("%s: f32-emu flags: --prec %d --block-bf16 %d --round %s --acc-apart %d --ftz %d\n",
+           name, m.prec, m.block, m.round_nearest ? "rn" : "rz", m.acc_apart, m.ftz);
   if (bad) ok = 0;
   return ok;
 }
