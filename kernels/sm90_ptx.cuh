@@ -24,8 +24,9 @@
  *                 wgmma_m64n128k16_bf16_rs (A from registers)
  *
  * Debug builds: -DGS_SM90_BOUNDED_WAIT=1 makes mbar_wait give up after
- * GS_SM90_WAIT_LIMIT failed polls (default 2^26, well over a second), print
- * which barrier, block and thread, and __trap(): a protocol bug then costs
+ * GS_SM90_WAIT_NS of the global timer (default 2 s: how long a failed
+ * try_wait suspends is the hardware's, so polls are no clock), print which
+ * barrier, block and thread, and __trap(): a protocol bug then costs
  * seconds of device time, not a hung command.
  *
  * Written from the PTX ISA (sections on mbarrier, cp.async.bulk.tensor,
@@ -39,8 +40,8 @@
 #ifndef GS_SM90_BOUNDED_WAIT
 #define GS_SM90_BOUNDED_WAIT 0
 #endif
-#ifndef GS_SM90_WAIT_LIMIT
-#define GS_SM90_WAIT_LIMIT (1u << 26)
+#ifndef GS_SM90_WAIT_NS
+#define GS_SM90_WAIT_NS 2000000000ull
 #endif
 
 namespace gs_sm90 {
@@ -165,9 +166,11 @@ __device__ __forceinline__ uint32_t mbar_try_wait_parity(uint64_t *bar, uint32_t
  * names the barrier in the debug message. */
 __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity, int tag = 0) {
 #if GS_SM90_BOUNDED_WAIT
-  uint32_t polls = 0;
+  uint64_t t0 = 0, t;
   while (!mbar_try_wait_parity(bar, parity)) {
-    if (++polls == GS_SM90_WAIT_LIMIT) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    if (!t0) t0 = t;
+    if (t - t0 > GS_SM90_WAIT_NS) {
       printf("gs_sm90: mbarrier wait timed out: tag %d parity %u block (%d,%d,%d) thread %d\n",
              tag, parity, (int)blockIdx.x, (int)blockIdx.y, (int)blockIdx.z, (int)threadIdx.x);
       __trap();

@@ -254,7 +254,10 @@ static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
     }
     if (mode == 0) main_acc += chk;
   }
-  return ldexpf(mode == 0 ? main_acc : main_acc + low_acc, a->scale + b->scale);
+  /* an Inf in main turns low NaN through the TwoSum: main alone then, as
+   * the kernel's epilogue does (dev/bf16x6) */
+  const float d = mode == 0 || !(fabsf(main_acc) <= FLT_MAX) ? main_acc : main_acc + low_acc;
+  return ldexpf(d, a->scale + b->scale);
 }
 
 /* ------------------------------------------------------------------- data */

@@ -141,6 +141,8 @@ static int add_row(batch *b, float c, const float *vals, const int *ks, int n)
 
 static void run_batch(batch *b, int tf32)
 {
+  /* rows past n are zeros (their results are not read) */
+  for (int r = b->n; r < ROWS; r++) memset(b->a[r], 0, sizeof b->a[r]), b->c[r] = 0.0f;
   float *da, *dc, *dout;
   CU(cudaMalloc(&da, sizeof b->a));
   CU(cudaMalloc(&dc, sizeof b->c));
@@ -211,6 +213,27 @@ static int probe(int tf32)
     printf("%s: blocks of %d products: the tests below need 4 or more: stop\n", name, m.block);
     return 0;
   }
+  /* the blocks are k-contiguous, in order (as the model sums them): 1, -1
+   * at the second block's first two k and 2^-60 at k t vanishes exactly
+   * while t is in that block (the accumulator is 0 when it is summed) */
+  if (m.block < K) {
+    b.n = 0;
+    for (int t = m.block + 2; t < K; t++) {
+      const float v[3] = { 1.0f, -1.0f, 0x1p-60f };
+      const int ks[3] = { m.block, m.block + 1, t };
+      add_row(&b, 0.0f, v, ks, 3);
+    }
+    run_batch(&b, tf32);
+    for (int t = m.block + 2; t < K; t++) {
+      const float r = b.out[t - m.block - 2];
+      if ((r == 0.0f) != (t < 2 * m.block)) {
+        printf("%s: 1 - 1 (k %d, %d) + 2^-60 at k %d = %a: the blocks are not k-contiguous "
+               "groups of %d in order; the model does not fit\n", name, m.block, m.block + 1, t,
+               r, m.block);
+        ok = 0;
+      }
+    }
+  }
 
   /* prec: 1, -1, 2^-j for j = 10..45; then the accumulator, the rounding
    * and subnormals */
@@ -263,6 +286,11 @@ static int probe(int tf32)
     }
   }
   m.round_nearest = b.out[r_round] == 2.0f + 0x1p-21f;
+  if (b.out[r_round_neg] != -b.out[r_round]) {
+    printf("%s: the negated sum did not round to the negated result (toward -inf?): the model "
+           "(to nearest, or toward zero) does not fit\n", name);
+    ok = 0;
+  }
   if (!m.round_nearest && b.out[r_round] != 2.0f + 0x1p-22f) {
     printf("%s: the rounding test gave neither: the model does not fit\n", name);
     ok = 0;
@@ -301,7 +329,9 @@ static int probe(int tf32)
     }
   }
   printf("%s: model equals hardware on %d of %d random rows\n", name, total - bad, total);
-  if (tf32)
+  if (!ok)
+    printf("%s: the fit is NOT VALID (see above): no f32-emu flags\n", name);
+  else if (tf32)
     printf("%s: f32-emu flags: --prec-tf32 %d --block-tf32 %d --round-tf32 %s --acc-apart-tf32 %d "
            "--ftz-tf32 %d\n", name, m.prec, m.block, m.round_nearest ? "rn" : "rz", m.acc_apart, m.ftz);
   else
