@@ -469,8 +469,11 @@ static int split_for(const gs_kernel_args *a) {
   }
 }
 
+/* pdl_attr: the launch may overlap the previous kernel (the table's
+ * launchers: false; dev/decode_pdl also launches the kernels crosswise,
+ * a control). */
 template <typename T, bool kNN, int NT, bool kPdl>
-static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream) {
+static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream, bool pdl_attr) {
   using C = Cfg<kNN, NT>;
   const int64_t tiles = ((int64_t)p.m + C::ROWS - 1) / C::ROWS;
   cudaLaunchConfig_t cfg = {};
@@ -487,7 +490,7 @@ static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream) {
     attr[n_attr].val.clusterDim.z = 1;
     ++n_attr;
   }
-  if constexpr (kPdl) {
+  if (pdl_attr) {
     attr[n_attr].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[n_attr].val.programmaticStreamSerializationAllowed = 1;
     ++n_attr;
@@ -501,12 +504,12 @@ static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream) {
 }
 
 template <typename T, bool kNN, bool kPdl>
-static gs_kstatus launch_layout(const Params &p, cudaStream_t stream) {
+static gs_kstatus launch_layout(const Params &p, cudaStream_t stream, bool pdl_attr) {
   switch (nt_of(p.n)) {
-    case 1: return launch_cfg<T, kNN, 1, kPdl>(p, stream);
-    case 2: return launch_cfg<T, kNN, 2, kPdl>(p, stream);
-    case 4: return launch_cfg<T, kNN, 4, kPdl>(p, stream);
-    default: return launch_cfg<T, kNN, 8, kPdl>(p, stream);
+    case 1: return launch_cfg<T, kNN, 1, kPdl>(p, stream, pdl_attr);
+    case 2: return launch_cfg<T, kNN, 2, kPdl>(p, stream, pdl_attr);
+    case 4: return launch_cfg<T, kNN, 4, kPdl>(p, stream, pdl_attr);
+    default: return launch_cfg<T, kNN, 8, kPdl>(p, stream, pdl_attr);
   }
 }
 
@@ -514,7 +517,7 @@ static int aligned(const void *p, unsigned bytes) { return ((uintptr_t)p % bytes
 
 /* With split < 1, the launcher's own choice. */
 template <typename T, bool kPdl = false>
-static gs_kstatus launch(const gs_kernel_args *a, int split) {
+static gs_kstatus launch(const gs_kernel_args *a, int split, bool pdl_attr = kPdl) {
   if (!a) return GS_K_UNSUPPORTED;
   const int check_c = a->scalars_on_device ? 1 : (a->beta != 0.f);
   if (!gs_gemm_decode_supports(a->m, a->n, a->k, a->trans_a, a->trans_b, a->A, a->lda, a->B,
@@ -537,8 +540,8 @@ static gs_kstatus launch(const gs_kernel_args *a, int split) {
   p.alpha = a->alpha; p.beta = a->beta;
   p.alpha_dev = a->scalars_on_device ? a->alpha_dev : nullptr;
   p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
-  return a->trans_a ? launch_layout<T, false, kPdl>(p, a->stream)
-                    : launch_layout<T, true, kPdl>(p, a->stream);
+  return a->trans_a ? launch_layout<T, false, kPdl>(p, a->stream, pdl_attr)
+                    : launch_layout<T, true, kPdl>(p, a->stream, pdl_attr);
 }
 
 template <typename F>

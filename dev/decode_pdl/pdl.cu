@@ -7,24 +7,35 @@
  * any, so it is safe after any kernel, not only after ours.
  *
  * Per shape, each side a sample of 20 calls held back by a spin kernel
- * (GPU-bound timing, as dev/decode_split), weights rotated past the L2,
- * medians of 9 samples, microseconds a call:
+ * (1 ms: GPU-bound timing, as dev/decode_split; samples the host did not
+ * keep ahead of are counted), weights rotated past the L2, medians of 9
+ * samples, microseconds a call:
  *   cublas, plain, pdl        the GEMM back to back;
+ *   pdl_noattr                the PDL kernel launched plainly (its
+ *                             machine code differs a little from plain's);
  *   p_cublas, p_plain, p_pdl  a producer kernel (writes x, op(B), from a
- *                             new seed each time) then the GEMM: a decode
- *                             step's order, the GEMM depending on the
- *                             kernel before it;
+ *                             new seed each time; it never triggers, as
+ *                             most frameworks' kernels) then the GEMM: a
+ *                             decode step's order;
+ *   t_pdl                     the same with a producer that triggers its
+ *                             dependents at once (as PDL-aware kernels do);
  *   producer                  the producer alone;
- *   floor                     an empty kernel;
- *   ceil, ceil_pdl            the same-size read of the weight, plainly
- *                             and with PDL (so ours is compared with a
- *                             ceiling launched the same way).
- * Correctness: six producer + PDL GEMM pairs back to back (each reading the
- * x its producer wrote), each output compared bit for bit with the plain
- * kernel's on the same x (a PDL race would read the previous x); and the
- * plain kernel against cuBLAS (relative difference).
+ *   floor, floor_pdl          an empty kernel, plainly and with PDL;
+ *   ceil                      the same-size read of the weight (4 CTAs of
+ *                             512 per SM, as dev/decode_split);
+ *   ceil2, ceil2_pdl          the same with 2 CTAs per SM, plainly and
+ *                             with PDL (room for the next grid's CTAs, as
+ *                             the GEMM leaves: the like-for-like pair).
+ * Correctness: six pairs back to back of a producer that triggers its
+ * dependents at once and then spins 20 us before writing x, and the PDL
+ * GEMM, each output compared bit for bit with the plain kernel's on the
+ * same x: the PDL GEMM is resident during the spin, so without its wait it
+ * would read the previous x. The control: the plain kernel (no wait)
+ * launched with the attribute the same way must differ (else the check
+ * could not fail). And the plain kernel against cuBLAS.
  *   pdl [m n k TN|NN ...]
- * Exits 77 without a GPU, 1 when a PDL output differs from the plain one. */
+ * Exits 77 without a GPU; 1 when a PDL output differs from the plain one,
+ * when the control does not, or when a launch fails. */
 #include "../../kernels/gemm_decode.cu"
 
 #include <cublas_v2.h>
@@ -45,8 +56,17 @@
     }                                                                               \
   } while (0)
 
-/* BF16 values in [-1, 1) from a hash of the index and the seed. */
-__global__ void produce(uint16_t *p, size_t n, uint32_t seed) {
+/* BF16 values in [-1, 1) from a hash of the index and the seed. trigger:
+ * let a PDL dependent be scheduled at once, then spin spin_ns first. */
+__global__ void produce(uint16_t *p, size_t n, uint32_t seed, int trigger = 0,
+                        long long spin_ns = 0) {
+  if (trigger) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  if (spin_ns) {
+    long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    while (t - t0 < spin_ns);
+  }
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
     uint32_t h = (uint32_t)i * 2654435761u ^ seed * 0x9e3779b9u;
@@ -59,6 +79,18 @@ __global__ void produce(uint16_t *p, size_t n, uint32_t seed) {
 }
 
 __global__ void empty_kernel() {}
+
+static void launch_empty(bool pdl, cudaStream_t st) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(1);
+  cfg.blockDim = dim3(32);
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  if (pdl) cfg.attrs = attr, cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, empty_kernel));
+}
 
 /* Holds the stream while the host queues a sample's calls. */
 __global__ void spin(long long ns) {
@@ -91,10 +123,10 @@ __global__ void read_kernel(const uint4 *p, size_t n16, uint4 *sink) {
   if (x == 0x9e3779b9u) sink[0] = make_uint4(x, x, x, x);
 }
 
-static void launch_read(bool pdl, int sms, const uint16_t *w, size_t bytes, uint4 *sink,
-                        cudaStream_t st) {
+static void launch_read(bool pdl, int per_sm, int sms, const uint16_t *w, size_t bytes,
+                        uint4 *sink, cudaStream_t st) {
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3((unsigned)sms * 4);
+  cfg.gridDim = dim3((unsigned)(sms * per_sm));
   cfg.blockDim = dim3(512);
   cfg.stream = st;
   cudaLaunchAttribute attr[1];
@@ -119,10 +151,13 @@ static double rel_diff(const std::vector<uint16_t> &x, const std::vector<uint16_
   return sqrt(num / (den > 0 ? den : 1));
 }
 
-enum Side { CUBLAS, PLAIN, PDL, P_CUBLAS, P_PLAIN, P_PDL, PRODUCER, FLOOR, CEIL, CEIL_PDL, SIDES };
-static const char *const side_name[SIDES] = {"cublas_us",  "plain_us", "pdl_us",   "p_cublas_us",
-                                             "p_plain_us", "p_pdl_us", "producer_us", "floor_us",
-                                             "ceil_us",    "ceil_pdl_us"};
+enum Side {
+  CUBLAS, PLAIN, PDL, PDL_NOATTR, P_CUBLAS, P_PLAIN, P_PDL, T_PDL, PRODUCER, FLOOR, FLOOR_PDL, CEIL,
+  CEIL2, CEIL2_PDL, SIDES
+};
+static const char *const side_name[SIDES] = {
+    "cublas_us", "plain_us", "pdl_us",   "pdl_noattr_us", "p_cublas_us", "p_plain_us", "p_pdl_us",
+    "t_pdl_us",  "producer_us", "floor_us", "floor_pdl_us", "ceil_us", "ceil2_us", "ceil2_pdl_us"};
 
 int main(int argc, char **argv) {
   int ndev = 0;
@@ -143,7 +178,10 @@ int main(int argc, char **argv) {
       for (int n : {1, 8}) shapes.push_back({w[0], n, w[1], w[2]});
   }
   cublasHandle_t h;
-  cublasCreate(&h);
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    fprintf(stderr, "pdl: cublasCreate failed\n");
+    return 2;
+  }
   cudaStream_t st;
   CK(cudaStreamCreate(&st));
   cublasSetStream(h, st);
@@ -161,7 +199,8 @@ int main(int argc, char **argv) {
          prop.name);
   printf("m,n,k,layout");
   for (int s = 0; s < SIDES; ++s) printf(",%s", side_name[s]);
-  printf(",pdl_vs_plain,p_pdl_vs_p_cublas,p_plain_vs_p_cublas,pdl_bits_equal,plain_vs_cublas\n");
+  printf(",pdl_vs_plain,p_pdl_vs_p_cublas,p_plain_vs_p_cublas,t_pdl_vs_p_cublas,pdl_bits_equal,"
+         "control_differs,plain_vs_cublas,host_bound_samples\n");
   int bad = 0;
   for (const S &s : shapes) {
     const size_t wel = (size_t)s.m * s.k, wbytes = wel * 2;
@@ -175,7 +214,7 @@ int main(int argc, char **argv) {
     const size_t bel = (size_t)s.k * s.n, del = (size_t)s.m * s.n;
     uint16_t *B, *D;
     CK(cudaMalloc(&B, bel * 2));
-    CK(cudaMalloc(&D, del * 2 * 14));
+    CK(cudaMalloc(&D, del * 2 * 19));
     produce<<<256, 256>>>(B, bel, 99);
     CK(cudaDeviceSynchronize());
     const float one = 1.f, zero = 0.f;
@@ -186,7 +225,9 @@ int main(int argc, char **argv) {
     a.alpha = 1.f, a.beta = 0.f, a.stream = st, a.device = dev;
     const int pgrid = (int)std::min<size_t>(1024, (bel + 255) / 256);
     uint32_t seed = 1000;
-    auto gemm = [&](int which, int c, uint16_t *out) -> bool { /* 0 cuBLAS, 1 plain, 2 PDL */
+    /* 0 cuBLAS, 1 plain, 2 PDL, 3 the PDL kernel launched plainly, 4 the
+     * control: the plain kernel (no wait) launched with the attribute */
+    auto gemm = [&](int which, int c, uint16_t *out) -> bool {
       if (which == 0)
         return cublasGemmEx(h, s.tn ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, s.m, s.n, s.k, &one,
                             A[c], CUDA_R_16BF, (int)a.lda, B, CUDA_R_16BF, s.k, &zero, out,
@@ -194,57 +235,73 @@ int main(int argc, char **argv) {
                             CUBLAS_GEMM_DEFAULT_TENSOR_OP) == CUBLAS_STATUS_SUCCESS;
       gs_kernel_args b = a;
       b.A = A[c], b.C = out, b.D = out;
-      return (which == 2 ? launch<__nv_bfloat16, true>(&b, 0) : launch<__nv_bfloat16>(&b, 0)) ==
-             GS_K_OK;
+      const gs_kstatus st = which == 2   ? launch<__nv_bfloat16, true>(&b, 0)
+                            : which == 3 ? launch<__nv_bfloat16, true>(&b, 0, false)
+                            : which == 4 ? launch<__nv_bfloat16, false>(&b, 0, true)
+                                         : launch<__nv_bfloat16>(&b, 0);
+      return st == GS_K_OK;
     };
     auto run = [&](int side, int c) -> bool {
       switch (side) {
-        case CUBLAS: case PLAIN: case PDL: return gemm(side - CUBLAS, c, D);
+        case CUBLAS: case PLAIN: case PDL: case PDL_NOATTR: return gemm(side - CUBLAS, c, D);
         case P_CUBLAS: case P_PLAIN: case P_PDL:
           produce<<<pgrid, 256, 0, st>>>(B, bel, seed++);
           return gemm(side - P_CUBLAS, c, D);
+        case T_PDL:
+          produce<<<pgrid, 256, 0, st>>>(B, bel, seed++, 1);
+          return gemm(2, c, D);
         case PRODUCER: produce<<<pgrid, 256, 0, st>>>(B, bel, seed++); return true;
-        case FLOOR: empty_kernel<<<1, 32, 0, st>>>(); return true;
-        default: launch_read(side == CEIL_PDL, sms, A[c], wbytes, sink, st); return true;
+        case FLOOR: case FLOOR_PDL: launch_empty(side == FLOOR_PDL, st); return true;
+        default:
+          launch_read(side == CEIL2_PDL, side == CEIL ? 4 : 2, sms, A[c], wbytes, sink, st);
+          return true;
       }
     };
-    /* correctness: six producer + PDL pairs back to back, then the plain
-     * kernel on each x again, one at a time */
-    bool ok = true, equal = true;
+    /* correctness: six pairs back to back of a producer that triggers at
+     * once and spins 20 us before writing x, then a GEMM launched with the
+     * attribute (the PDL kernel into 0-5, the control into 6-11); then the
+     * plain kernel on each x one pair at a time (12-17); cuBLAS on the last
+     * (18) */
+    bool ok = true, equal = true, control_differs = false;
+    for (int w = 0; w < 2 && ok; ++w)
+      for (int i = 0; i < 6 && ok; ++i) {
+        produce<<<pgrid, 256, 0, st>>>(B, bel, 500 + i, 1, 20000);
+        ok = gemm(w ? 4 : 2, 0, D + (size_t)(6 * w + i) * del);
+      }
     for (int i = 0; i < 6 && ok; ++i) {
       produce<<<pgrid, 256, 0, st>>>(B, bel, 500 + i);
-      ok = gemm(2, 0, D + (size_t)i * del);
+      ok = gemm(1, 0, D + (size_t)(12 + i) * del);
     }
-    for (int i = 0; i < 6 && ok; ++i) {
-      produce<<<pgrid, 256, 0, st>>>(B, bel, 500 + i);
-      ok = gemm(1, 0, D + (size_t)(6 + i) * del);
-    }
-    ok = ok && gemm(0, 0, D + (size_t)12 * del); /* cuBLAS on the last x */
+    ok = ok && gemm(0, 0, D + (size_t)18 * del);
     CK(cudaStreamSynchronize(st));
-    std::vector<uint16_t> x(del), y(del);
+    std::vector<uint16_t> x(del), y(del), z(del);
     double plain_vs_cublas = NAN;
     if (ok) {
       for (int i = 0; i < 6; ++i) {
         CK(cudaMemcpy(x.data(), D + (size_t)i * del, del * 2, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(y.data(), D + (size_t)(6 + i) * del, del * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(z.data(), D + (size_t)(6 + i) * del, del * 2, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(y.data(), D + (size_t)(12 + i) * del, del * 2, cudaMemcpyDeviceToHost));
         equal = equal && x == y;
+        control_differs = control_differs || z != y;
       }
-      CK(cudaMemcpy(x.data(), D + (size_t)11 * del, del * 2, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(y.data(), D + (size_t)12 * del, del * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(x.data(), D + (size_t)17 * del, del * 2, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(y.data(), D + (size_t)18 * del, del * 2, cudaMemcpyDeviceToHost));
       plain_vs_cublas = rel_diff(x, y);
     }
-    if (!ok || !equal) bad = 1;
+    if (!ok || !equal || !control_differs) bad = 1;
     std::vector<float> t[SIDES];
-    int cidx = 0;
+    int cidx = 0, host_bound = 0;
     for (int smp = 0; smp < 10 && ok; smp++)
       for (int side = 0; side < SIDES; side++) {
-        spin<<<1, 1, 0, st>>>(300000);
+        spin<<<1, 1, 0, st>>>(1000000);
         CK(cudaEventRecord(e0, st));
         for (int r = 0; r < 20; r++) {
-          run(side, cidx);
+          if (!run(side, cidx)) ok = false;
           cidx = (cidx + 1) % copies;
         }
         CK(cudaEventRecord(e1, st));
+        /* the spin must still hold the stream: else the host timed itself */
+        if (cudaEventQuery(e0) != cudaErrorNotReady) ++host_bound;
         CK(cudaEventSynchronize(e1));
         float ms;
         CK(cudaEventElapsedTime(&ms, e0, e1));
@@ -261,8 +318,10 @@ int main(int argc, char **argv) {
     }
     printf("%d,%d,%d,%s", s.m, s.n, s.k, s.tn ? "TN" : "NN");
     for (int side = 0; side < SIDES; ++side) printf(",%.2f", med[side]);
-    printf(",%.3f,%.3f,%.3f,%d,%.2e\n", med[PLAIN] / med[PDL], med[P_CUBLAS] / med[P_PDL],
-           med[P_CUBLAS] / med[P_PLAIN], ok && equal, plain_vs_cublas);
+    printf(",%.3f,%.3f,%.3f,%.3f,%d,%d,%.2e,%d\n", med[PLAIN] / med[PDL],
+           med[P_CUBLAS] / med[P_PDL], med[P_CUBLAS] / med[P_PLAIN], med[P_CUBLAS] / med[T_PDL],
+           ok && equal, control_differs, plain_vs_cublas, host_bound);
+    if (!ok) bad = 1;
     fflush(stdout);
     for (int c = 0; c < copies; c++) cudaFree(A[c]);
     cudaFree(B);
