@@ -80,15 +80,23 @@ __global__ void produce(uint16_t *p, size_t n, uint32_t seed, int trigger = 0,
 
 __global__ void empty_kernel() {}
 
-static void launch_empty(bool pdl, cudaStream_t st) {
+/* A launch of grid x block on st, with the PDL attribute when pdl (attr:
+ * its storage, which must outlive the launch call). */
+static cudaLaunchConfig_t config(unsigned grid, unsigned block, bool pdl, cudaStream_t st,
+                                 cudaLaunchAttribute *attr) {
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(1);
-  cfg.blockDim = dim3(32);
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(block);
   cfg.stream = st;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr->val.programmaticStreamSerializationAllowed = 1;
   if (pdl) cfg.attrs = attr, cfg.numAttrs = 1;
+  return cfg;
+}
+
+static void launch_empty(bool pdl, cudaStream_t st) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = config(1, 32, pdl, st, &attr);
   CK(cudaLaunchKernelEx(&cfg, empty_kernel));
 }
 
@@ -125,14 +133,8 @@ __global__ void read_kernel(const uint4 *p, size_t n16, uint4 *sink) {
 
 static void launch_read(bool pdl, int per_sm, int sms, const uint16_t *w, size_t bytes,
                         uint4 *sink, cudaStream_t st) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3((unsigned)(sms * per_sm));
-  cfg.blockDim = dim3(512);
-  cfg.stream = st;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  if (pdl) cfg.attrs = attr, cfg.numAttrs = 1;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = config((unsigned)(sms * per_sm), 512, pdl, st, &attr);
   const uint4 *p = reinterpret_cast<const uint4 *>(w);
   CK(pdl ? cudaLaunchKernelEx(&cfg, read_kernel<true>, p, bytes / 16, sink)
          : cudaLaunchKernelEx(&cfg, read_kernel<false>, p, bytes / 16, sink));
