@@ -4,6 +4,7 @@
 # the whole build folder, object files and CPU tests included, is larger
 # than what a device call carries (64 MiB).
 #   sh tools/stage-device.sh [BUILDDIR [OUTDIR]]   (default build, build-dev)
+#   GS_STAGE_SKIP="dev/decode_ring/ring ..."        leave these out
 # Then, there: bash tools/device-job.sh OUTDIR
 set -eu
 cd "$(dirname "$0")/.."
@@ -20,9 +21,14 @@ for f in libgemmshim.so tools/gemmshim tools/gemmshim-report tools/gemmshim-benc
          dev/bf16x6/bf16x6-debug dev/decode_pdl/pdl; do
   p="$src/$f"
   [ -f "$p" ] && [ -x "$p" ] || continue
+  case " ${GS_STAGE_SKIP:-} " in *" $f "*) continue ;; esac
   mkdir -p "$dst/$(dirname "$f")"
   cp -p "$p" "$dst/$f"
   strip --strip-debug "$dst/$f"
   n=$((n + 1))
 done
-echo "stage-device: $n files in $dst ($(du -sh "$dst" | cut -f1))"
+kib=$(du -sk "$dst" | cut -f1)
+echo "stage-device: $n files in $dst ($((kib / 1024)) MiB)"
+# what a device call carries: 64 MiB in all
+[ "$kib" -le $((64 * 1024)) ] ||
+  echo "stage-device: over the 64 MiB a device call carries: leave some out (GS_STAGE_SKIP)" >&2
