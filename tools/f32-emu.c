@@ -59,7 +59,9 @@
  * given after them, set TF32's alone, as dev/tc_probe prints them.)
  * Prints CSV: algo,class,k,seed,err,sgemm_err,ratio,elem,sgemm_elem,elem_ratio,
  * excluded (outputs whose FP64 reference is beyond FP32's range: left out
- * of both errors, as SGEMM's result there is infinite too) */
+ * of both errors, as SGEMM's result there is infinite too; with --full, a
+ * count over the outputs computed: the top ones and the sample, which is
+ * drawn with repetition) */
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -448,9 +450,16 @@ static void measure(int algo, const float *A, const float *B, const parts *pa, c
  * sum of squares scaled up to their count (a stratified estimate of the
  * full matrix's Frobenius error, which the largest outputs carry). */
 static const double *sort_key;
+/* |reference|, and -1 for one beyond FP32's range (excluded: last, so that
+ * the largest counted outputs make the top stratum) */
+static double magnitude(uint32_t i)
+{
+  const double a = fabs(sort_key[i]);
+  return a <= FLT_MAX ? a : -1.0;
+}
 static int by_magnitude(const void *x, const void *y)
 {
-  const double a = fabs(sort_key[*(const uint32_t *)x]), b = fabs(sort_key[*(const uint32_t *)y]);
+  const double a = magnitude(*(const uint32_t *)x), b = magnitude(*(const uint32_t *)y);
   return a < b ? 1 : a > b ? -1 : 0;
 }
 
