@@ -36,6 +36,8 @@ run_check table_under_shim tests/gpu/table_under_shim.sh
 run_check jax_under_shim tests/gpu/jax_under_shim.sh
 run_check time_under_shim tests/gpu/time_under_shim.sh
 run_check tune_under_shim tests/gpu/tune_under_shim.sh
+# train.py fp32 under GEMMSHIM_FP32=tc: record, tune with --fp32-tc, run
+run_check tune_fp32_under_shim env GS_TUNE_FP32=1 tests/gpu/tune_under_shim.sh
 for c in "$B"/tests/gpu/check_*; do
   [ -x "$c" ] && run_check "$(basename "$c")" "$c"
 done

@@ -7,6 +7,10 @@
 # row says cublas forwards as tuned_cublas, and no other call is served by
 # a kernel. Exits 77 without a GPU or without PyTorch.
 #   GS_TUNE_BUDGET   seconds for the tuning (default 300)
+#   GS_TUNE_FP32=1   train.py in fp32 instead (no decode.py), run with
+#                    GEMMSHIM_FP32=tc and tuned with --fp32-tc: the opt-in
+#                    FP32 tensor-core kernels are candidates (issue 20's
+#                    fp32 target)
 set -u
 srcdir=${GS_SRCDIR:-.}
 builddir=${GS_BUILDDIR:-.}
@@ -20,6 +24,13 @@ fail=0
 no() { echo "FAIL: $*"; fail=1; }
 train="$srcdir/examples/train.py --dtype bf16 --steps 4"
 decode="$srcdir/examples/decode.py --layers 1 --batch 1 --steps 4 --profile-steps 1"
+tc_flag=
+if [ -n "${GS_TUNE_FP32:-}" ]; then
+  train="$srcdir/examples/train.py --dtype fp32 --steps 4"
+  decode=   # its calls are 16-bit
+  tc_flag=--fp32-tc
+  export GEMMSHIM_FP32=tc
+fi
 # key|route|reason|count of each log row
 keys() { awk -F, -f "$srcdir/tests/gpu/log_keys.awk" "$@"; }
 
@@ -27,13 +38,18 @@ keys() { awk -F, -f "$srcdir/tests/gpu/log_keys.awk" "$@"; }
 # shellcheck disable=SC2086 # $train and $decode are lists of words
 "$gs" --lib "$shim" record -o "$out/rec-train.csv" -- python3 $train > "$out/rec-train.out" 2>&1 ||
   no "record train.py: $(tail -3 "$out/rec-train.out")"
-# shellcheck disable=SC2086
-"$gs" --lib "$shim" record -o "$out/rec-decode.csv" -- python3 $decode > "$out/rec-decode.out" 2>&1 ||
-  no "record decode.py: $(tail -3 "$out/rec-decode.out")"
+logs="$out/rec-train.csv"
+if [ -n "$decode" ]; then
+  # shellcheck disable=SC2086
+  "$gs" --lib "$shim" record -o "$out/rec-decode.csv" -- python3 $decode > "$out/rec-decode.out" 2>&1 ||
+    no "record decode.py: $(tail -3 "$out/rec-decode.out")"
+  logs="$logs $out/rec-decode.csv"
+fi
 
 # 2. Tuned on this GPU.
+# shellcheck disable=SC2086 # $logs and $tc_flag are lists of words
 "$gs" --lib "$shim" tune --bench "$builddir/tools/gemmshim-bench" -o "$out/table.csv" \
-  --budget "${GS_TUNE_BUDGET:-300}" --preheat-ms 300 "$out/rec-train.csv" "$out/rec-decode.csv" \
+  --budget "${GS_TUNE_BUDGET:-300}" --preheat-ms 300 $tc_flag $logs \
   > "$out/tune.out" 2>&1 || no "gemmshim tune: $(tail -3 "$out/tune.out")"
 sed 's/^/  /' "$out/tune.out"
 # the table's rows: key|route
@@ -48,10 +64,11 @@ echo "table: $(wc -l < "$out/table.rows") rows, $(grep -vc '|cublas$' "$out/tabl
 GEMMSHIM_LOG="$out/run-train.csv" GEMMSHIM_VERBOSE=1 "$gs" --lib "$shim" run --table "$out/table.csv" \
   -- python3 $train > "$out/run-train.out" 2>&1 || no "run train.py: $(tail -3 "$out/run-train.out")"
 # shellcheck disable=SC2086
-GEMMSHIM_LOG="$out/run-decode.csv" "$gs" --lib "$shim" run --table "$out/table.csv" \
+[ -z "$decode" ] || GEMMSHIM_LOG="$out/run-decode.csv" "$gs" --lib "$shim" run --table "$out/table.csv" \
   -- python3 $decode > "$out/run-decode.out" 2>&1 || no "run decode.py: $(tail -3 "$out/run-decode.out")"
 grep -q 'is not used on device' "$out"/run-*.out && no "the table was refused: $(grep -h 'is not used' "$out"/run-*.out | head -1)"
-keys "$out/run-train.csv" "$out/run-decode.csv" > "$out/run.keys"
+# shellcheck disable=SC2046 # the logs that exist
+keys $(ls "$out"/run-train.csv "$out"/run-decode.csv 2>/dev/null) > "$out/run.keys"
 checked=0 served=0
 while IFS='|' read -r key route; do
   rows=$(awk -F'|' -v k="$key" '$1 == k' "$out/run.keys")
