@@ -864,7 +864,7 @@ gs run --table lt.csv -- true
 expect_rc 0
 
 check "tune: a cuBLASLt call is measured as the program made it"
-printf '4096 8 4096 TN bf16 lt 1048576 bias\n4096 8 2048 TN bf16 lt 0\n' >ltcall-shapes.txt
+printf '4096 8 4096 TN bf16 lt 1048576 bias\n4096 8 2048 TN bf16 lt 0\n2048 8 4096 TN f32 lt 0 bias\n' >ltcall-shapes.txt
 rm -f "$FAKE_BENCH_LOG" "$FAKE_BENCH_LOG.shapes"
 genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes ltcall-shapes.txt -o ltcall.csv --preheat-ms 0
 expect_rc 0
@@ -872,6 +872,10 @@ grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,
   bad "ltcall.csv does not route the cuBLASLt call with bias: $(grep '^lt' ltcall.csv)"
 grep -qx 'lt,bf16,bf16,bf16,32f,TN,default,4096,8,2048,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
   bad "ltcall.csv has no row for the cuBLASLt call without an epilogue: $(grep '^lt' ltcall.csv)"
+grep -qx 'lt,f32,f32,f32,32f,TN,bias,2048,8,4096,1,16,cublas,10.01,1.0000,-' ltcall.csv ||
+  bad "ltcall.csv has no row for the FP32 cuBLASLt call: $(grep '^lt' ltcall.csv)"
+grep -q '^2048 8 4096 TN: --kernel kern_f32 .*--lt-call 0 --epilogue bias' "$FAKE_BENCH_LOG.shapes" ||
+  bad "the FP32 cuBLASLt call's bench runs do not make it as a cuBLASLt call"
 # every measurement of each call (cuBLAS against itself, each kernel, the
 # route cublaslt in both passes) made that call with its own workspace and
 # epilogue

@@ -123,8 +123,12 @@ static void test_measurable_is_the_call_the_bench_makes(void **s)
   snprintf(lf.compute, sizeof lf.compute, "32f");
   snprintf(lf.epilogue, sizeof lf.epilogue, "default");
   lf.workspace = lf.workspace_max = 0;
+  lf.math_mode = -1;
+  assert_true(tn_measurable(&lf, why, sizeof why));   /* FP32 too (compute 32F) */
+  snprintf(lf.compute, sizeof lf.compute, "-");        /* Sgemm's key: not a cuBLASLt call's */
   assert_false(tn_measurable(&lf, why, sizeof why));
-  assert_non_null(strstr(why, "FP32 cublasLtMatmul"));
+  snprintf(lf.compute, sizeof lf.compute, "32f_fast_tf32");
+  assert_false(tn_measurable(&lf, why, sizeof why));
   b = k;
   b.align = 8;
   assert_false(tn_measurable(&b, why, sizeof why));

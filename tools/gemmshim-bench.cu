@@ -507,7 +507,7 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
     /* the same call as cublasLtMatmul describes it (interpose.c's
      * describe_lt): D is C, the bias of the output's type */
     g.is_lt = 1, g.entry_name = "cublasLtMatmul", g.algo = GS_NONE, g.math_mode = GS_NONE;
-    g.scale_type = CUDA_R_32F, g.epilogue = b.epilogue;
+    g.compute_type = CUBLAS_COMPUTE_32F, g.scale_type = CUDA_R_32F, g.epilogue = b.epilogue;
     g.bias = b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
     g.bias_type = b.dtype;
     g.workspace = b.ws, g.workspace_size = b.ws_bytes;
@@ -1090,7 +1090,7 @@ static void usage() {
           "  0: the raw bytes are kept), lt_within_bound (the error bound) and\n"
           "  lt_algo. Without --lt-call the call is a BLAS call, whose route gets\n"
           "  zero-workspace algorithms only.\n"
-          "  --lt-call BYTES (BF16, FP16): the call is cublasLtMatmul with BYTES of\n"
+          "  --lt-call BYTES: the call is cublasLtMatmul (CUBLAS_COMPUTE_32F) with BYTES of\n"
           "  workspace (D = C; --epilogue bias: a bias of the output's type), and\n"
           "  cuBLAS's side runs it with cuBLASLt's first heuristic algorithm within\n"
           "  that workspace, as a program asking the heuristic does; the route\n"
@@ -1536,9 +1536,8 @@ int main(int argc, char **argv) {
     else if (strcmp(epilogue_arg, "default"))
       die("--epilogue %s: expected default or bias\n", epilogue_arg);
   }
-  if (b.lt_call && b.dtype != CUDA_R_16BF && b.dtype != CUDA_R_16F)
-    die("--lt-call: BF16 and FP16 calls only (%s is %s)\n", v->name, dtype_name(b.dtype));
   if (b.lt_call && math_mode >= 0) die("--math-mode: a cuBLASLt call has no math mode\n");
+  if (b.lt_call && accuracy) die("--accuracy measures the BLAS call (no --lt-call)\n");
   const std::vector<LtCand> given_algos =
       lt_algos_path ? read_algos(lt_algos_path) : std::vector<LtCand>();
   const bool f32 = b.dtype == CUDA_R_32F, f16data = b.dtype == CUDA_R_16F;
@@ -1609,8 +1608,9 @@ int main(int argc, char **argv) {
     /* one bias for every shape: the largest m */
     int64_t m_max = 1;
     for (const Problem &p : shapes) m_max = std::max(m_max, p.m);
-    CK(cudaMalloc(&b.bias, (size_t)m_max * 2));
-    if (f16data) fill_data((f16 *)b.bias, (size_t)m_max, 77, b.dist);
+    CK(cudaMalloc(&b.bias, (size_t)m_max * (f32 ? 4 : 2)));
+    if (f32) fill_data((float *)b.bias, (size_t)m_max, 77, b.dist);
+    else if (f16data) fill_data((f16 *)b.bias, (size_t)m_max, 77, b.dist);
     else fill_data((bf16 *)b.bias, (size_t)m_max, 77, b.dist);
   }
   CKB(cublasSetMathMode(b.h, math_mode >= 0 ? (cublasMath_t)math_mode : CUBLAS_DEFAULT_MATH));
@@ -1639,8 +1639,9 @@ int main(int argc, char **argv) {
            v->name, sm_target, dist_names[b.dist],
            b.lt_call ? "cublasLtMatmul" : f32 ? "cublasSgemm_v2" : "cublasGemmEx", lt_call_text,
            b.math_mode,
-           b.lt_call ? (f16data ? "cublasLtMatmul FP16, CUBLAS_COMPUTE_32F"
-                                : "cublasLtMatmul BF16, CUBLAS_COMPUTE_32F")
+           b.lt_call ? (f32       ? "cublasLtMatmul FP32, CUBLAS_COMPUTE_32F"
+                        : f16data ? "cublasLtMatmul FP16, CUBLAS_COMPUTE_32F"
+                                  : "cublasLtMatmul BF16, CUBLAS_COMPUTE_32F")
            : f32     ? "cublasSgemm, CUBLAS_DEFAULT_MATH"
            : f16data ? "cublasGemmEx FP16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP"
                      : "cublasGemmEx BF16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP",

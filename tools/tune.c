@@ -77,10 +77,10 @@ static int bench_aligned(const tn_key *k)
 
 /* The bench makes: cublasGemmEx with A = B = C of one type, FP32 compute
  * (cublasSgemm for f32, in the default math mode), no epilogue, batch 1,
- * 16-byte aligned; or cublasLtMatmul with A = B = C = D of bf16 or f16,
- * FP32 compute, the epilogue DEFAULT or BIAS (a bias of the output's type)
- * and the call's workspace. A call is measured only when it is one of
- * those. */
+ * 16-byte aligned; or cublasLtMatmul with A = B = C = D of one type,
+ * CUBLAS_COMPUTE_32F, the epilogue DEFAULT or BIAS (a bias of the output's
+ * type) and the call's workspace. A call is measured only when it is one
+ * of those. */
 int tn_measurable(const tn_key *k, char *why, size_t len)
 {
   const char *no = NULL;
@@ -91,8 +91,6 @@ int tn_measurable(const tn_key *k, char *why, size_t len)
   else if (k->batch != 1) no = "batched calls are not measured yet";
   else if (strcmp(k->a_type, k->b_type) || strcmp(k->a_type, k->c_type) || !is_dtype(k->a_type))
     no = "only A = B = C of f32, bf16 or f16 is measured";
-  else if (lt && !strcmp(k->a_type, "f32"))
-    no = "FP32 cublasLtMatmul calls are not measured yet";
   else if (lt ? strcmp(k->epilogue, "default") && strcmp(k->epilogue, "bias")
               : strcmp(k->epilogue, "-"))
     no = lt ? "only the epilogues default and bias are measured" : "the call has an epilogue";
@@ -103,8 +101,8 @@ int tn_measurable(const tn_key *k, char *why, size_t len)
   else if (k->align != 16) no = "only 16-byte aligned calls are measured";
   else if (!bench_aligned(k))
     no = "the bench's call (leading dimensions m, k or n) would not be 16-byte aligned";
-  else if (!strcmp(k->a_type, "f32") ? strcmp(k->compute, "-") && strcmp(k->compute, "32f")
-                                     : strcmp(k->compute, "32f"))
+  else if (!lt && !strcmp(k->a_type, "f32") ? strcmp(k->compute, "-") && strcmp(k->compute, "32f")
+                                             : strcmp(k->compute, "32f"))
     no = "the compute type is not the one measured (32f)";
   else if (!strcmp(k->a_type, "f32") && k->math_mode > 0 && (k->math_mode & 0xf))
     no = "FP32 calls in a math mode other than the default are not measured yet";
