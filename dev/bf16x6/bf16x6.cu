@@ -707,6 +707,23 @@ int main(int argc, char **argv) {
         if (cls == 3) {
           printf("%5d %5d %5d    %-8s %-6s outputs whose kind (finite, +-Inf, NaN) differs from "
                  "SGEMM's: %llu\n", m, n, k, names[cls], variant, mism);
+          if (mism) {
+            /* the first few, to say which and how */
+            std::vector<float> ho(nd), hc(nd);
+            std::vector<double> hr(nd);
+            CU(cudaMemcpy(ho.data(), Do, nd * 4, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(hc.data(), Dc, nd * 4, cudaMemcpyDeviceToHost));
+            CU(cudaMemcpy(hr.data(), ref, nd * 8, cudaMemcpyDeviceToHost));
+            int shown = 0;
+            for (size_t i = 0; i < nd && shown < 6; ++i) {
+              const int ko = std::isnan(ho[i]) ? 3 : std::isinf(ho[i]) ? (ho[i] > 0 ? 1 : 2) : 0;
+              const int kc = std::isnan(hc[i]) ? 3 : std::isinf(hc[i]) ? (hc[i] > 0 ? 1 : 2) : 0;
+              if (ko == kc) continue;
+              printf("      D[%zu, %zu]: ours %a, SGEMM %a, FP64 %a\n", i % (size_t)m,
+                     i / (size_t)m, ho[i], hc[i], hr[i]);
+              ++shown;
+            }
+          }
           if (mism) bad = 1;
           continue;
         }
