@@ -32,8 +32,8 @@
  *     384 threads: warpgroup 0 splits B and issues TMA (setmaxnreg 40),
  *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232): the
  *     168 x 384 registers the block starts with (ptxas 13.0, 2026-12-05:
- *     the kernel spills 16 bytes stored and 20 loaded, ping-pong 8 and
- *     12; before the scaled variant 8 and 8; 32/232 spilled 16 bytes,
+ *     the kernel spills 12 bytes stored and 12 loaded, ping-pong 4 and
+ *     4; before the scaled variant 8 and 8; 32/232 spilled 16 bytes,
  *     24/240 68).
  *   - B's parts hi, mid, lo: BF16, K-major in 128-byte swizzled rows that
  *     hold two K-steps (half h = the step's slot & 1), so wgmma reads them
@@ -157,9 +157,17 @@ __device__ __forceinline__ float unscale_of(int s) { return __int_as_float((127 
  * finite product is off by up to 2^-133 of the row's or column's largest
  * value (flushed, by up to half that, and to 0 relatively): hence only
  * where an Inf or NaN may meet it. */
-__device__ __forceinline__ float scale_sticky(float x, float f, bool sticky) {
+__device__ __forceinline__ float scale_sticky(float x, float f) {
   const float y = x * f;
-  return (sticky && x != 0.f && fabsf(y) <= 0x1p-134f) ? copysignf(0x1p-133f, x) : y;
+  return (x != 0.f && fabsf(y) <= 0x1p-134f) ? copysignf(0x1p-133f, x) : y;
+}
+/* Four values scaled; the sticky rule only where it applies (a uniform
+ * branch: the flag is the whole matrix's). */
+__device__ __forceinline__ float4 scale4(float4 x, float f, bool sticky) {
+  if (sticky)
+    return make_float4(scale_sticky(x.x, f), scale_sticky(x.y, f), scale_sticky(x.z, f),
+                       scale_sticky(x.w, f));
+  return make_float4(x.x * f, x.y * f, x.z * f, x.w * f);
 }
 
 /* Part slot q: buffer q >> 1, half q & 1 (a 128-byte row holds two steps). */
@@ -277,9 +285,7 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
         for (int c = 0; c < BK / 4; ++c) {
           float4 *at = reinterpret_cast<float4 *>(arow + bf16x6_a_scale_offset(n, c));
-          const float4 x = *at;
-          *at = make_float4(scale_sticky(x.x, f, sticky_a), scale_sticky(x.y, f, sticky_a),
-                            scale_sticky(x.z, f, sticky_a), scale_sticky(x.w, f, sticky_a));
+          *at = scale4(*at, f, sticky_a);
         }
       }
       /* Row n of raw B (128-byte swizzle: 16-byte chunk c at c ^ sw). For
@@ -301,8 +307,7 @@ __global__ void __launch_bounds__(384, 1)
           const float f = unscale_of(sm.scale_b[n]);
 #pragma unroll
           for (int e = 0; e < 4; ++e)
-            c[e] = make_float4(scale_sticky(c[e].x, f, sticky_b), scale_sticky(c[e].y, f, sticky_b),
-                               scale_sticky(c[e].z, f, sticky_b), scale_sticky(c[e].w, f, sticky_b));
+            c[e] = scale4(c[e], f, sticky_b);
         }
 #pragma unroll
         for (int half = 0; half < 2; ++half) {
