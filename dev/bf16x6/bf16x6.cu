@@ -20,8 +20,9 @@
  * scales back (the range's remedy; the pre-pass is timed with it).
  * And every case twice more: the ping-pong kernel (the consumer
  * warpgroups take turns issuing their wgmmas, kPingPong) must give the
- * same bits, and is timed beside the other two (the order of the three
- * rotated per sample).
+ * same bits; ping-pong with hi*hi chunks of 64 k (kChunkSteps 2: half the
+ * TwoSums) has its own error and kinds. Both timed beside the other two
+ * (the order of the four rotated per sample).
  * First run 2026-12-05 (H100): kernels/gemm_f32_bf16x9.md.
  *
  * D[m,n] = sum_k A[k,m] B[k,n] (column-major, A and B stored K-major: the
@@ -33,7 +34,8 @@
  *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232): the
  *     168 x 384 registers the block starts with (ptxas 13.0, 2026-12-05:
  *     the kernel spills 12 bytes stored and 12 loaded, ping-pong 4 and
- *     4; before the scaled variant 8 and 8; 32/232 spilled 16 bytes,
+ *     4, ping-pong with chunks of 64 k 200 and 192 (around its TwoSum);
+ *     before the scaled variant 8 and 8; 32/232 spilled 16 bytes,
  *     24/240 68).
  *   - B's parts hi, mid, lo: BF16, K-major in 128-byte swizzled rows that
  *     hold two K-steps (half h = the step's slot & 1), so wgmma reads them
@@ -225,8 +227,10 @@ constexpr int kTurnBar = 5;
  * wgmmas (named barriers kTurnBar, kTurnBar + 1), so that one's TwoSum and
  * split run while the tensor cores work the other's products; without
  * it they run in step and both do their FP32 work while the tensor cores
- * wait. Same wgmmas, same order per accumulator: bitwise the same D. */
-template <bool kPingPong>
+ * wait. Same wgmmas, same order per accumulator: bitwise the same D.
+ * kChunkSteps: K-steps per hi*hi chunk (1: 32 k, the design's; 2: 64 k,
+ * half the TwoSums, a little more error: tools/f32-emu --chunk). */
+template <bool kPingPong, int kChunkSteps>
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_kernel(const __grid_constant__ CUtensorMap tmA,
                      const __grid_constant__ CUtensorMap tmB, const Params p) {
@@ -372,7 +376,9 @@ __global__ void __launch_bounds__(384, 1)
   float chk[ACC], low[ACC], main_sum[ACC];
 #pragma unroll
   for (int i = 0; i < ACC; ++i) chk[i] = 0.f, low[i] = 0.f, main_sum[i] = 0.f;
-#pragma unroll 1
+  /* one chunk a trip when it is longer than a K-step (its start and end
+   * then known at compile time) */
+#pragma unroll kChunkSteps
   for (int kt = 0; kt < KT; ++kt) {
     const int s = kt % S, q = kt % P;
     mbar_wait(&sm.full[s], (kt / S) & 1u, 2);
@@ -387,12 +393,14 @@ __global__ void __launch_bounds__(384, 1)
     /* the A fragments of both substeps (registers a wgmma reads until
      * the wait: distinct for j = 0 and 1 either way) */
     uint32_t ah[2][4], am[2][4], al[2][4], ac[2][4];
+    const bool chunk_start = kt % kChunkSteps == 0;
+    const bool chunk_end = (kt + 1) % kChunkSteps == 0 || kt + 1 == KT;
     const auto issue = [&](int j) {
       const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
       wgmma_fence();
       /* hi*hi into the chunk; the lower products with cross for hi, so
        * an Inf never meets a 0 */
-      wgmma_m64n128k16_bf16_rs(chk, ah[j], smem_desc_advance(d_hi, off), j);
+      wgmma_m64n128k16_bf16_rs(chk, ah[j], smem_desc_advance(d_hi, off), j > 0 || !chunk_start);
       wgmma_m64n128k16_bf16_rs(low, ac[j], smem_desc_advance(d_mid, off), 1);
       wgmma_m64n128k16_bf16_rs(low, am[j], smem_desc_advance(d_crs, off), 1);
       wgmma_m64n128k16_bf16_rs(low, ac[j], smem_desc_advance(d_lo, off), 1);
@@ -450,11 +458,13 @@ __global__ void __launch_bounds__(384, 1)
     wgmma_reg_fence(chk);
     wgmma_reg_fence(low);
     if (lane == 0) mbar_arrive(&sm.pempty[q]);
+    if (chunk_end) {
 #pragma unroll
-    for (int i = 0; i < ACC; ++i) {
-      const float a = main_sum[i], b = chk[i], s2 = a + b, bb = s2 - a;
-      low[i] += (a - (s2 - bb)) + (b - bb);
-      main_sum[i] = s2;
+      for (int i = 0; i < ACC; ++i) {
+        const float a = main_sum[i], b = chk[i], s2 = a + b, bb = s2 - a;
+        low[i] += (a - (s2 - bb)) + (b - bb);
+        main_sum[i] = s2;
+      }
     }
   }
 
@@ -531,9 +541,10 @@ __global__ void run_exponents(const float *x, int64_t k, int runs, int *out, int
 
 /* D (m x n, ld m) = op: A stored k x m, B stored k x n (TN). With scales
  * (m + n + 2 ints of device memory: Params), the pre-pass fills them first
- * and the kernel splits the scaled rows. pp: the ping-pong kernel. */
+ * and the kernel splits the scaled rows. kind: 0 the lockstep kernel, 1
+ * ping-pong, 2 ping-pong with chunks of 64 k. */
 void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st,
-            int *scales = nullptr, bool pp = false) {
+            int *scales = nullptr, int kind = 0) {
   if (scales) {
     CU(cudaMemsetAsync(scales + m + n, 0, 2 * sizeof(int), st));
     run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, scales, scales + m + n);
@@ -547,16 +558,19 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
   }
   static bool attr = false;
   if (!attr) {
-    CU(cudaFuncSetAttribute(bf16x6_tn_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)kSmemBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)kSmemBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_kernel<false, 1>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_kernel<true, 1>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_kernel<true, 2>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemBytes));
     attr = true;
   }
   Params p{m, n, k, D, m, scales};
   const dim3 grid((m / BM) * (n / BN));
-  if (pp) bf16x6_tn_kernel<true><<<grid, 384, kSmemBytes, st>>>(ta, tb, p);
-  else bf16x6_tn_kernel<false><<<grid, 384, kSmemBytes, st>>>(ta, tb, p);
+  if (kind == 2) bf16x6_tn_kernel<true, 2><<<grid, 384, kSmemBytes, st>>>(ta, tb, p);
+  else if (kind == 1) bf16x6_tn_kernel<true, 1><<<grid, 384, kSmemBytes, st>>>(ta, tb, p);
+  else bf16x6_tn_kernel<false, 1><<<grid, 384, kSmemBytes, st>>>(ta, tb, p);
   CU(cudaGetLastError());
 }
 
@@ -687,15 +701,18 @@ int main(int argc, char **argv) {
   cublasHandle_t hb;
   CB(cublasCreate(&hb));
   int bad = 0, pp_runs = 0, pp_differ = 0;
-  printf("%-18s %-8s %-6s %11s %11s %7s %9s %9s %7s %9s %7s\n", "m n k (TN)", "data", "ours",
-         "ours err", "SGEMM err", "ratio", "ours TF/s", "SGEMM", "speed", "pp TF/s", "speed");
+  /* pp: ping-pong; c64: ping-pong with chunks of 64 k (its error ratio,
+   * TF/s, speed against SGEMM) */
+  printf("%-18s %-8s %-6s %11s %11s %7s %9s %9s %7s %9s %7s %7s %9s %7s\n", "m n k (TN)", "data",
+         "ours", "ours err", "SGEMM err", "ratio", "ours TF/s", "SGEMM", "speed", "pp TF/s", "speed",
+         "c64 rat", "c64 TF/s", "speed");
   for (size_t c = 0; c < dims.size(); c += 3) {
     const int m = dims[c], n = dims[c + 1], k = dims[c + 2];
     if (m <= 0 || n <= 0 || k <= 0 || m % BM || n % BN || k % BK) {
       fprintf(stderr, "bf16x6: %d %d %d: m, n multiples of 128 and k of 32 only\n", m, n, k);
       return 2;
     }
-    float *A, *B, *Do, *Dc, *Dp;
+    float *A, *B, *Do, *Dc, *Dp, *Dq;
     double *A64, *B64, *ref, *sums;
     const size_t na = (size_t)k * m, nb = (size_t)k * n, nd = (size_t)m * n;
     CU(cudaMalloc(&A, na * 4));
@@ -703,6 +720,7 @@ int main(int argc, char **argv) {
     CU(cudaMalloc(&Do, nd * 4));
     CU(cudaMalloc(&Dc, nd * 4));
     CU(cudaMalloc(&Dp, nd * 4));
+    CU(cudaMalloc(&Dq, nd * 4));
     CU(cudaMalloc(&A64, na * 8));
     CU(cudaMalloc(&B64, nb * 8));
     CU(cudaMalloc(&ref, nd * 8));
@@ -773,7 +791,9 @@ int main(int argc, char **argv) {
         CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
         launch(A, B, Do, m, n, k, 0, sc_buf);
         CU(cudaMemset(Dp, 0x7f, nd * 4)); /* a finite pattern: unwritten outputs differ */
-        launch(A, B, Dp, m, n, k, 0, sc_buf, true);
+        launch(A, B, Dp, m, n, k, 0, sc_buf, 1);
+        CU(cudaMemset(Dq, 0xff, nd * 4));
+        launch(A, B, Dq, m, n, k, 0, sc_buf, 2);
         CU(cudaDeviceSynchronize());
         unsigned long long mism = 0, ppd = 0;
         CU(cudaMemset(sums, 0, 8));
@@ -791,13 +811,16 @@ int main(int argc, char **argv) {
         if (cls == 3) {
           /* required: the FP64 reference's kind where it is decisive;
            * SGEMM's kinds reported (its own partial sums may overflow) */
-          unsigned long long wrong = 0;
-          CU(cudaMemset(sums, 0, 8));
+          unsigned long long wrong = 0, wrong64 = 0;
+          CU(cudaMemset(sums, 0, 16));
           kind_vs_ref<<<1024, 256>>>(Do, ref, nd, reinterpret_cast<unsigned long long *>(sums));
+          kind_vs_ref<<<1024, 256>>>(Dq, ref, nd, reinterpret_cast<unsigned long long *>(sums) + 1);
           CU(cudaMemcpy(&wrong, sums, 8, cudaMemcpyDeviceToHost));
+          CU(cudaMemcpy(&wrong64, reinterpret_cast<unsigned long long *>(sums) + 1, 8,
+                        cudaMemcpyDeviceToHost));
           printf("%5d %5d %5d    %-8s %-6s outputs whose kind (finite, +-Inf, NaN) is not the FP64 "
-                 "result's: %llu; differs from SGEMM's: %llu\n", m, n, k, names[cls], variant,
-                 wrong, mism);
+                 "result's: %llu (chunks of 64 k: %llu); differs from SGEMM's: %llu\n", m, n, k,
+                 names[cls], variant, wrong, wrong64, mism);
           if (mism || wrong) {
             /* the first few, to say which and how */
             std::vector<float> ho(nd), hc(nd);
@@ -809,22 +832,27 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < nd && shown < 6; ++i) {
               const int ko = std::isnan(ho[i]) ? 3 : std::isinf(ho[i]) ? (ho[i] > 0 ? 1 : 2) : 0;
               const int kc = std::isnan(hc[i]) ? 3 : std::isinf(hc[i]) ? (hc[i] > 0 ? 1 : 2) : 0;
-              if (ko == kc) continue;
+              const double r = hr[i];
+              const bool ref_wrong = r != r ? ho[i] == ho[i]
+                                     : std::isinf(r) ? !(std::isinf(ho[i]) && (ho[i] > 0) == (r > 0))
+                                     : fabs(r) < (double)FLT_MAX * (1 - 0x1p-20) && !std::isfinite(ho[i]);
+              if (ko == kc && !ref_wrong) continue;
               printf("      D[%zu, %zu]: ours %a, SGEMM %a, FP64 %a\n", i % (size_t)m,
                      i / (size_t)m, ho[i], hc[i], hr[i]);
               ++shown;
             }
           }
-          if (wrong) bad = 1;
+          if (wrong || wrong64) bad = 1;
           continue;
         }
-        double e[2][2];
-        for (int side = 0; side < 2; ++side) {
+        double e[3][2];
+        for (int side = 0; side < 3; ++side) {
           CU(cudaMemset(sums, 0, 16));
-          err2<<<1024, 256>>>(side ? Dc : Do, ref, nd, sums);
+          err2<<<1024, 256>>>(side == 0 ? Do : side == 1 ? Dc : Dq, ref, nd, sums);
           CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
         }
         const double eo = sqrt(e[0][0] / e[0][1]), ec = sqrt(e[1][0] / e[1][1]);
+        const double eq = sqrt(e[2][0] / e[2][1]); /* chunks of 64 k */
         if (cls >= 4) {
           /* the range, not timed: error over the outputs within FP32's
            * range, and kinds. Plain must meet the bound on scaled rows and
@@ -837,9 +865,9 @@ int main(int argc, char **argv) {
           CU(cudaMemcpy(&worse, sums, 8, cudaMemcpyDeviceToHost));
           const bool required = sc || range[cls - 4].required;
           printf("%5d %5d %5d    %-8s %-6s %11.3e %11.3e %7.3f   kinds differing from SGEMM's: "
-                 "%llu; ours non-finite where the result is finite: %llu%s\n", m, n, k,
-                 names[cls], variant, eo, ec, eo / ec, mism, worse,
-                 required ? "" : "  (reported: the range's edge)");
+                 "%llu; ours non-finite where the result is finite: %llu%s; chunks of 64 k: "
+                 "ratio %.3f\n", m, n, k, names[cls], variant, eo, ec, eo / ec, mism, worse,
+                 required ? "" : "  (reported: the range's edge)", eq / ec);
           /* plain must match SGEMM's kinds on scaled rows and columns;
            * scaled must never overflow where the result does not (at the
            * top, SGEMM's own kinds are no reference) */
@@ -855,14 +883,14 @@ int main(int argc, char **argv) {
         cudaEvent_t t0, t1;
         CU(cudaEventCreate(&t0));
         CU(cudaEventCreate(&t1));
-        std::vector<float> to, tc, tp;
+        std::vector<float> to, tc, tp, tq;
         for (int smp = 0; smp < 22; ++smp)
-          for (int turn = 0; turn < 3; ++turn) {
-            const int side = (turn + smp) % 3; /* each side after each other side */
+          for (int turn = 0; turn < 4; ++turn) {
+            const int side = (turn + smp) % 4; /* each side after each other side */
             CU(cudaEventRecord(t0));
             for (int r = 0; r < 5; ++r) {
               if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf);
-              else if (side == 2) launch(A, B, Dp, m, n, k, 0, sc_buf, true);
+              else if (side >= 2) launch(A, B, side == 2 ? Dp : Dq, m, n, k, 0, sc_buf, side - 1);
               else
                 CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
                                Dc, m));
@@ -871,22 +899,21 @@ int main(int argc, char **argv) {
             CU(cudaEventSynchronize(t1));
             float ms;
             CU(cudaEventElapsedTime(&ms, t0, t1));
-            if (smp >= 2) (side == 0 ? to : side == 1 ? tc : tp).push_back(ms / 5);
+            if (smp >= 2) (side == 0 ? to : side == 1 ? tc : side == 2 ? tp : tq).push_back(ms / 5);
           }
-        std::sort(to.begin(), to.end());
-        std::sort(tc.begin(), tc.end());
-        std::sort(tp.begin(), tp.end());
+        for (auto *v : {&to, &tc, &tp, &tq}) std::sort(v->begin(), v->end());
         const double flop = 2.0 * m * n * k;
         const double tfo = flop / (to[to.size() / 2] * 1e9), tfc = flop / (tc[tc.size() / 2] * 1e9);
-        const double tfp = flop / (tp[tp.size() / 2] * 1e9);
-        printf("%5d %5d %5d    %-8s %-6s %11.3e %11.3e %7.3f %9.1f %9.1f %7.3f %9.1f %7.3f\n", m,
-               n, k, names[cls], variant, eo, ec, eo / ec, tfo, tfc, tfo / tfc, tfp, tfp / tfc);
-        if (!(eo <= 4 * ec)) bad = 1;
+        const double tfp = flop / (tp[tp.size() / 2] * 1e9), tfq = flop / (tq[tq.size() / 2] * 1e9);
+        printf("%5d %5d %5d    %-8s %-6s %11.3e %11.3e %7.3f %9.1f %9.1f %7.3f %9.1f %7.3f %7.3f "
+               "%9.1f %7.3f\n", m, n, k, names[cls], variant, eo, ec, eo / ec, tfo, tfc, tfo / tfc,
+               tfp, tfp / tfc, eq / ec, tfq, tfq / tfc);
+        if (!(eo <= 4 * ec) || !(eq <= 4 * ec)) bad = 1;
         cudaEventDestroy(t0);
         cudaEventDestroy(t1);
       }
     }
-    cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(Dp), cudaFree(A64), cudaFree(B64);
+    cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(Dp), cudaFree(Dq), cudaFree(A64), cudaFree(B64);
     cudaFree(ref), cudaFree(sums), cudaFree(scales);
   }
   cublasDestroy(hb);
