@@ -7,7 +7,6 @@
  * Families:
  *   addresses     smem_u32
  *   warps         warpgroup_index, elect_one_sync, named_barrier_sync,
- *                 named_barrier_arrive,
  *                 bar_red_or, tid_x
  *   registers     setmaxnreg_inc<N> / setmaxnreg_dec<N>
  *   fences        fence_mbarrier_init, fence_proxy_async_smem
@@ -75,13 +74,6 @@ __device__ __forceinline__ uint32_t elect_one_sync() {
  * (1..15; 0 is __syncthreads). */
 __device__ __forceinline__ void named_barrier_sync(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-
-/* Arrive at named barrier `id` without waiting: with named_barrier_sync
- * on the same id by the others, a signal from one group of threads to
- * another (`count` counts both sides). */
-__device__ __forceinline__ void named_barrier_arrive(int id, int count) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 /* OR of `pred` over the `count` threads (a multiple of 32) that meet at
