@@ -1,6 +1,8 @@
 #!/bin/sh
 # Issue 20's end-to-end measurement on one examples/train.py configuration:
-# record its GEMM calls, tune them on this GPU, then in turn plain and under
+# first the GEMMs' share of the GPU kernel time (torch.profiler, plain: the
+# most the tuning can save), then record its GEMM calls, tune them on this
+# GPU, then in turn plain and under
 # the tuned table (GS_PAIRS pairs of runs, each a process, median_step_ms of
 # GS_STEPS steps), then one run under the table in A/B mode (every routed
 # call compared with cuBLAS) and its report. Everything lands in OUTDIR.
@@ -22,6 +24,12 @@ mkdir -p "$out"
 fail=0
 step_ms() { sed -n 's/.*median_step_ms=\([0-9.]*\).*/\1/p' "$1"; }
 
+env -u GEMMSHIM_FP32 python3 "$src/tests/gpu/gemm_kernel_time.py" "$train" "$out/share.json" "$@" --steps 10 \
+  > "$out/share.out" 2>&1 &&
+  python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))
+g, o = j["gemm_kernel_us"], j["other_kernel_us"]
+print("GEMM share of GPU kernel time (plain): %.1f%% (%.0f of %.0f us)" % (100 * g / (g + o), g, g + o))' \
+    "$out/share.json" || echo "tune-train: the GEMM share was not measured: $(tail -1 "$out/share.out")"
 "$gs" --lib "$lib" record -o "$out/record.csv" -- python3 "$train" "$@" --steps 4 \
   > "$out/record.out" 2>&1 || { echo "tune-train: record failed: $(tail -2 "$out/record.out")"; exit 1; }
 # shellcheck disable=SC2086 # GS_TUNE_FLAGS is a list of words
