@@ -14,10 +14,11 @@
  * outputs within 2^-8 of it, a few beyond): reported beside the
  * emulation's prediction.
  * Every case runs twice: "plain", and "scaled": a pre-pass finds each row
- * of op(A)'s and column of op(B)'s largest exponent, the split warpgroup
- * scales A's rows in shared memory and B's columns in registers by the
- * inverse power of two before splitting, and the epilogue multiplies the
- * scales back (the range's remedy; the pre-pass is timed with it).
+ * of op(A)'s and column of op(B)'s largest exponent, the consumers scale
+ * A's rows and the split warpgroup B's columns, in registers as they load
+ * them, by the inverse power of two before splitting, and the epilogue
+ * multiplies the scales back (the range's remedy; the pre-pass is timed
+ * with it).
  * Runs (H100 and H200, 2026-12-05): kernels/gemm_f32_bf16x9.md; what was
  * tried and dropped (the consumers in ping-pong, chunks of 64 k) is in
  * its table, with the commit that holds the code.
@@ -30,8 +31,9 @@
  *     384 threads: warpgroup 0 splits B and issues TMA (setmaxnreg 40),
  *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232): the
  *     168 x 384 registers the block starts with (ptxas 13.0, 2026-12-05:
- *     the kernel spills 12 bytes stored and 12 loaded; before the
- *     scaled variant 8 and 8; 32/232 spilled 16 bytes, 24/240 68).
+ *     the kernel spills 16 bytes stored and 16 loaded, in its loops
+ *     one reload on the plain path and two stores and reloads more in the
+ *     consumers' scaling; before the scaled variant 8 and 8; 32/232 spilled 16 bytes, 24/240 68).
  *   - B's parts hi, mid, lo: BF16, K-major in 128-byte swizzled rows that
  *     hold two K-steps (half h = the step's slot & 1), so wgmma reads them
  *     through the 128-byte-swizzle descriptors of the BF16 kernel.
@@ -120,6 +122,7 @@ struct Smem {
   uint64_t full[S], pfull[P], pempty[P];
   uint32_t pwild[P]; /* the step's B tile held a non-finite value: cross tile written */
   int16_t scale_a[BM], scale_b[BN]; /* with scales: each row's and column's exponent */
+  uint32_t sticky_a;                /* with scales: B holds an Inf or NaN */
 };
 constexpr size_t kSmemBytes = sizeof(Smem) + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "fits the per-block shared memory");
@@ -253,9 +256,9 @@ __global__ void __launch_bounds__(384, 1)
       sm.scale_a[n] = (int16_t)scale_of_a(p, m0 + n);
       sm.scale_b[n] = (int16_t)scale_of_b(p, n0 + n);
     }
-    /* A's small values kept sticky where B holds an Inf or NaN, and B's
-     * where A does */
-    const bool sticky_a = p.scales && p.scales[p.m + p.n + 1];
+    /* A's small values kept sticky where B holds an Inf or NaN (the
+     * consumers read the flag), and B's where A does */
+    if (n == 0) sm.sticky_a = p.scales && p.scales[p.m + p.n + 1];
     const bool sticky_b = p.scales && p.scales[p.m + p.n];
 #pragma unroll 1
     for (int t = 0; t < KT; ++t) {
@@ -268,19 +271,6 @@ __global__ void __launch_bounds__(384, 1)
         tma_load_2d(sm.b[s1], &tmB, &sm.full[s1], (t + 1) * BK, n0);
       }
       mbar_wait(&sm.full[s], (t / S) & 1u, 1);
-      if (p.scales) {
-        /* row n of raw A scaled in place (the consumers read it after
-         * pfull, with generic loads): no consumer register or instruction
-         * pays for the scales; the exponent from shared memory, so that
-         * no register is held across the loop */
-        const float f = unscale_of(sm.scale_a[n]);
-        unsigned char *arow = reinterpret_cast<unsigned char *>(sm.a[s]);
-#pragma unroll
-        for (int c = 0; c < BK / 4; ++c) {
-          float4 *at = reinterpret_cast<float4 *>(arow + bf16x6_a_scale_offset(n, c));
-          *at = scale4(*at, f, sticky_a);
-        }
-      }
       /* Row n of raw B (128-byte swizzle: 16-byte chunk c at c ^ sw). For
        * substep j the four chunks 2 t + j (t = 0..3) hold raw k 8 t + 4 j +
        * e; output chunk (j, half) of each part holds indices i = 8 half +
@@ -379,9 +369,18 @@ __global__ void __launch_bounds__(384, 1)
       /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
       const float *at = sm.a[s];
       const int ca = bf16x6_a_chunk(tq, j);
-      const float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
-      const float4 v =
+      float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
+      float4 v =
           *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
+      if (p.scales) {
+        /* rows r0 and r0 + 8 of op(A) scaled as they are loaded; the
+         * exponents and the sticky flag from shared memory (written by
+         * the split warpgroup before its first part arrival), so that no
+         * register is held across the loop */
+        const bool sticky_a = sm.sticky_a;
+        u = scale4(u, unscale_of(sm.scale_a[r0]), sticky_a);
+        v = scale4(v, unscale_of(sm.scale_a[r0 + 8]), sticky_a);
+      }
       /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
        * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
       const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};

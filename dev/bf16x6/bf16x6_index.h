@@ -35,12 +35,6 @@ BX_FN int bf16x6_part_chunk_offset(int n, int h, int j, int half) {
   return n * 128 + (((4 * h + 2 * j + half) ^ (n & 7)) << 4);
 }
 
-/* Byte offset, in a raw FP32 tile, of the c-th 16-byte access (0..7) with
- * which split thread n scales its row of A in place (the scaled variant):
- * every chunk of the row once, swizzled so that a warp's lanes spread over
- * all eight 16-byte bank groups. */
-BX_FN int bf16x6_a_scale_offset(int n, int c) { return n * 128 + ((c ^ (n & 7)) << 4); }
-
 /* Bytes the wgmma descriptor of a part tile is advanced by for substep j
  * of a K-step in half h. */
 BX_FN int bf16x6_desc_offset(int h, int j) { return 64 * h + 32 * j; }
