@@ -6,12 +6,14 @@
 #   GS_CHECKS="check_ab reset_under_shim"   only these checks (by name)
 #   GS_NO_BENCH=1                           no benchmark
 #   GS_CHECK_TIMEOUT=S                      seconds a check may take (300)
+#   GS_TRAIN_TIMEOUT=S                      the same for the tune-train runs (600)
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=${1:-build}
 export OUT=${OUT:-$PWD/device-out}
 mkdir -p "$OUT"
-export GS_SRCDIR=$PWD GS_BUILDDIR=$PWD/$B GS_SHIM=$PWD/$B/libgemmshim.so
+case $B in /*) bdir=$B ;; *) bdir=$PWD/$B ;; esac
+export GS_SRCDIR=$PWD GS_BUILDDIR=$bdir GS_SHIM=$bdir/libgemmshim.so
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv,noheader | tee "$OUT/device.txt"
 summary=()
 run_check() {
@@ -54,16 +56,19 @@ run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 64 1024 1024 1024
 run_check bf16x6 "$B/dev/bf16x6/bf16x6"
 # issue 20's end-to-end runs: GEMM share, record, tune, step times plain
 # and tuned, A/B report (bench/tune-train.sh; 5-8 minutes each with its
-# default tuning budget: only when named in GS_CHECKS, with
-# GS_CHECK_TIMEOUT=600), and the tuner over the 14 BF16 shapes
+# default tuning budget: only when named in GS_CHECKS, each allowed
+# GS_TRAIN_TIMEOUT seconds, default 600), and the tuner over the 14 BF16
+# shapes
 if [ -n "${GS_CHECKS:-}" ]; then
-  run_check tune-train-bf16-d1024 sh bench/tune-train.sh "$OUT/tune-train-bf16-d1024" --dtype bf16
-  run_check tune-train-bf16-d4096 sh bench/tune-train.sh "$OUT/tune-train-bf16-d4096" \
-    --dtype bf16 --d-model 4096 --heads 32 --layers 2
-  run_check tune-train-fp32 env GEMMSHIM_FP32=tc GS_TUNE_FLAGS=--fp32-tc \
+  train_to=${GS_TRAIN_TIMEOUT:-600}
+  GS_CHECK_TIMEOUT=$train_to run_check tune-train-bf16-d1024 \
+    sh bench/tune-train.sh "$OUT/tune-train-bf16-d1024" --dtype bf16
+  GS_CHECK_TIMEOUT=$train_to run_check tune-train-bf16-d4096 \
+    sh bench/tune-train.sh "$OUT/tune-train-bf16-d4096" --dtype bf16 --d-model 4096 --heads 32 --layers 2
+  GS_CHECK_TIMEOUT=$train_to run_check tune-train-fp32 env GEMMSHIM_FP32=tc GS_TUNE_FLAGS=--fp32-tc \
     sh bench/tune-train.sh "$OUT/tune-train-fp32" --dtype fp32
-  run_check tune-lt14 "$B/tools/gemmshim" --lib "$GS_SHIM" tune --bench "$B/tools/gemmshim-bench" \
-    -o "$OUT/table-lt14.csv" --shapes bench/shapes/bf16_lt14.txt
+  GS_CHECK_TIMEOUT=$train_to run_check tune-lt14 "$bdir/tools/gemmshim" --lib "$GS_SHIM" tune \
+    --bench "$bdir/tools/gemmshim-bench" -o "$OUT/table-lt14.csv" --shapes bench/shapes/bf16_lt14.txt
 fi
 if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   run_check bench-sgemm "$B/tools/gemmshim-bench" --kernel sgemm_simt \
