@@ -62,7 +62,9 @@
  * instead of hanging the device call); its debug printf costs registers
  * (ptxas spills), so its times are not the kernel's.
  * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
- * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's). */
+ * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's, when the
+ * scaled variant gives an output a kind FP64 does not, or fails a range
+ * case it must meet). */
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -737,15 +739,18 @@ int main(int argc, char **argv) {
         kind_mismatch<<<1024, 256>>>(Do, Dc, nd, reinterpret_cast<unsigned long long *>(sums));
         CU(cudaMemcpy(&mism, sums, 8, cudaMemcpyDeviceToHost));
         if (cls == 3) {
-          /* required: the FP64 reference's kind where it is decisive;
-           * SGEMM's kinds reported (its own partial sums may overflow) */
+          /* required of the scaled variant (the one meant to ship): the
+           * FP64 reference's kind where it is decisive; reported for plain,
+           * which overflows a product beyond FLT_MAX that the sum cancels
+           * (kernels/gemm_f32_bf16x9.md), and for SGEMM's kinds (its own
+           * partial sums may overflow) */
           unsigned long long wrong = 0;
           CU(cudaMemset(sums, 0, 8));
           kind_vs_ref<<<1024, 256>>>(Do, ref, nd, reinterpret_cast<unsigned long long *>(sums));
           CU(cudaMemcpy(&wrong, sums, 8, cudaMemcpyDeviceToHost));
           printf("%5d %5d %5d    %-8s %-6s outputs whose kind (finite, +-Inf, NaN) is not the FP64 "
-                 "result's: %llu; differs from SGEMM's: %llu\n", m, n, k, names[cls], variant,
-                 wrong, mism);
+                 "result's: %llu; differs from SGEMM's: %llu%s\n", m, n, k, names[cls], variant,
+                 wrong, mism, sc ? "" : "  (reported)");
           if (mism || wrong) {
             /* the first few, to say which and how */
             std::vector<float> ho(nd), hc(nd);
@@ -767,7 +772,7 @@ int main(int argc, char **argv) {
               ++shown;
             }
           }
-          if (wrong) bad = 1;
+          if (sc && wrong) bad = 1;
           continue;
         }
         double e[2][2];
