@@ -32,8 +32,9 @@
  *     warpgroups 1 and 2 consume 64 rows each (setmaxnreg 232): the
  *     168 x 384 registers the block starts with (ptxas 13.0, 2026-12-05:
  *     the kernel spills 16 bytes stored and 16 loaded, in its loops
- *     one reload on the plain path and two stores and reloads more in the
- *     consumers' scaling; before the scaled variant 8 and 8; 32/232 spilled 16 bytes, 24/240 68).
+ *     one reload on the plain path and two stores and reloads more in
+ *     the consumers' scaling; before the scaled variant 8 and 8; 32/232
+ *     spilled 16 bytes, 24/240 68).
  *   - B's parts hi, mid, lo: BF16, K-major in 128-byte swizzled rows that
  *     hold two K-steps (half h = the step's slot & 1), so wgmma reads them
  *     through the 128-byte-swizzle descriptors of the BF16 kernel.
@@ -134,9 +135,9 @@ static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * S * (BM + BN) * BK, "epilog
  * op(A)'s exponent s (its largest finite |value| in [2^s, 2^(s+1)),
  * clamped to [-126, 126]; 0 for none), each column of op(B)'s, then two
  * flags: A holds a non-finite value, B does. The row is split as x 2^-s
- * (scale_sticky) and the output multiplied by
- * 2^(sa + sb) (the exponent range's remedy, kernels/gemm_f32_bf16x9.md;
- * an experiment here, measured both ways). */
+ * (scale4) and the output multiplied by 2^(sa + sb) (the exponent range's
+ * remedy, kernels/gemm_f32_bf16x9.md; an experiment here, measured both
+ * ways). */
 struct Params {
   int m, n, k;
   float *D;
