@@ -72,8 +72,7 @@ refused=$(grep -h 'is not used on device' "$out"/tuned-*.out | head -1)
 [ -z "$refused" ] || { say "tune-train: table refused: $refused"; fail=1; }
 say "plain median_step_ms (median of $pairs runs): $(median_of 2)"
 say "tuned median_step_ms (median of $pairs runs): $(median_of 4)"
-cat "$out/steps.txt" >> "$out/summary.txt"
-cat "$out/steps.txt"
+tee -a "$out/summary.txt" < "$out/steps.txt"
 grep -h 'gemmshim:' "$out/tuned-1.out"
 if cmp -s "$out/loss-plain-1.txt" "$out/loss-tuned-1.txt"; then
   say "losses: bit-identical plain and tuned (first run of each)"
