@@ -13,12 +13,14 @@
  * outputs' mean lies three standard deviations under FLT_MAX: many
  * outputs within 2^-8 of it, a few beyond): reported beside the
  * emulation's prediction.
- * Every case runs twice: "plain", and "scaled": a pre-pass finds each row
- * of op(A)'s and column of op(B)'s largest exponent, the consumers scale
- * A's rows and the split warpgroup B's columns, in registers as they load
- * them, by the inverse power of two before splitting, and the epilogue
- * multiplies the scales back (the range's remedy; the pre-pass is timed
- * with it).
+ * Every case runs four times: "plain", and "scaled": a pre-pass finds each
+ * row of op(A)'s and column of op(B)'s largest exponent, the consumers
+ * scale A's rows and the split warpgroup B's columns, in registers as they
+ * load them, by the inverse power of two before splitting, and the
+ * epilogue multiplies the scales back (the range's remedy; the pre-pass is
+ * timed with it); then "pre" and "pre-sc", the same with B split by a
+ * pre-pass into global memory (its own kernel, below; the pre-pass timed
+ * with it), whose outputs must equal plain's and scaled's bit for bit.
  * Runs (H100 and H200, 2026-12-05): kernels/gemm_f32_bf16x9.md; what was
  * tried and dropped (the consumers in ping-pong, chunks of 64 k) is in
  * its table, with the commit that holds the code.
@@ -64,8 +66,9 @@
  * (ptxas spills), so its times are not the kernel's.
  * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
  * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's, when the
- * scaled variant gives an output a kind FP64 does not, or fails a range
- * case it must meet). */
+ * scaled variants give an output a kind FP64 does not, or fail a range
+ * case they must meet, or when a pre-split output's bits differ from the
+ * split kernel's). */
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -226,6 +229,116 @@ __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
   n0 = (in_group / gsize) * BN;
 }
 
+/* One K-step of a consumer warpgroup, both k16 substeps: rows r0 and r0 +
+ * 8 of the raw A tile at (FP32, 128-byte swizzle), scaled as they are
+ * loaded when scale_a is given (each row's exponent, and the sticky flag,
+ * read from shared memory: no register held across the loop), split in
+ * registers, against B's parts through descriptors, at half h of their
+ * 128-byte rows; the 12 wgmmas issued and committed. */
+__device__ __forceinline__ void consume_kstep(const float *at, int r0, int tq,
+                                              const int16_t *scale_a, const uint32_t *sticky,
+                                              uint64_t d_hi, uint64_t d_mid, uint64_t d_lo,
+                                              uint64_t d_crs, int h, float (&chk)[ACC],
+                                              float (&low)[ACC]) {
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
+    const int ca = bf16x6_a_chunk(tq, j);
+    float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
+    float4 v =
+        *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
+    if (scale_a) {
+      const bool sticky_a = *sticky;
+      u = scale4(u, unscale_of(scale_a[r0]), sticky_a);
+      v = scale4(v, unscale_of(scale_a[r0 + 8]), sticky_a);
+    }
+    /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
+     * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
+    const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};
+    bool my_tame = true;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) my_tame = my_tame && tame(ux[e]) && tame(vx[e]);
+    uint32_t ah[4], am[4], al[4], ac[4];
+    /* warp-uniform: every warp of the warpgroup issues the same wgmmas
+     * either way; only the split differs */
+    if (__all_sync(0xffffffffu, my_tame)) {
+      split3_pair(ux[0], ux[1], ah[0], am[0], al[0]);
+      split3_pair(vx[0], vx[1], ah[1], am[1], al[1]);
+      split3_pair(ux[2], ux[3], ah[2], am[2], al[2]);
+      split3_pair(vx[2], vx[3], ah[3], am[3], al[3]);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) ac[r] = ah[r];
+    } else {
+      split_exact2(ux[0], ux[1], ah[0], am[0], al[0], ac[0]);
+      split_exact2(vx[0], vx[1], ah[1], am[1], al[1], ac[1]);
+      split_exact2(ux[2], ux[3], ah[2], am[2], al[2], ac[2]);
+      split_exact2(vx[2], vx[3], ah[3], am[3], al[3], ac[3]);
+    }
+    const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
+    wgmma_fence();
+    /* hi*hi into the chunk; the lower products with cross for hi (for
+     * pre-split B, B's hi: see there) */
+    wgmma_m64n128k16_bf16_rs(chk, ah, smem_desc_advance(d_hi, off), j);
+    wgmma_m64n128k16_bf16_rs(low, ac, smem_desc_advance(d_mid, off), 1);
+    wgmma_m64n128k16_bf16_rs(low, am, smem_desc_advance(d_crs, off), 1);
+    wgmma_m64n128k16_bf16_rs(low, ac, smem_desc_advance(d_lo, off), 1);
+    wgmma_m64n128k16_bf16_rs(low, al, smem_desc_advance(d_crs, off), 1);
+    wgmma_m64n128k16_bf16_rs(low, am, smem_desc_advance(d_mid, off), 1);
+    wgmma_commit();
+  }
+}
+
+/* The K-step's chunk into the main sum by TwoSum, its rounding error into
+ * low. */
+__device__ __forceinline__ void fold_chunk(float (&main_sum)[ACC], const float (&chk)[ACC],
+                                           float (&low)[ACC]) {
+#pragma unroll
+  for (int i = 0; i < ACC; ++i) {
+    const float a = main_sum[i], b = chk[i], s2 = a + b, bb = s2 - a;
+    low[i] += (a - (s2 - bb)) + (b - bb);
+    main_sum[i] = s2;
+  }
+}
+
+/* Epilogue of consumer warpgroup cw (thread t of it): D = main + low,
+ * staged column-major through shared memory at base (the drained ring),
+ * the scales multiplied back when there are any. */
+__device__ __forceinline__ void store_tile(float *base, const Params &p, int m0, int n0, int cw,
+                                           int t, const float (&main_sum)[ACC],
+                                           const float (&low)[ACC]) {
+  const int warp = t >> 5, g = (t & 31) >> 2, tq = t & 3;
+  named_barrier_sync(1, 256);
+  float *epi = base + (size_t)cw * BN * EPI_LD;
+#pragma unroll
+  for (int v = 0; v < ACC; ++v) {
+    const int row = warp * 16 + g + 8 * ((v >> 1) & 1);
+    const int col = (v >> 2) * 8 + 2 * tq + (v & 1);
+    /* an Inf in main (or in a chunk, which makes main Inf) turns low NaN
+     * through the TwoSum; main alone is SGEMM's answer then (whatever the
+     * lower products made of an Inf or NaN input: its hi * hi product
+     * made main non-finite) */
+    epi[col * EPI_LD + row] = fabsf(main_sum[v]) <= FLT_MAX ? main_sum[v] + low[v] : main_sum[v];
+  }
+  named_barrier_sync(2 + cw, 128);
+  const int run = t % 16; /* 16 runs of 4 rows per column */
+  const int64_t row_g = (int64_t)m0 + cw * 64 + run * 4;
+  int sa[4] = {0, 0, 0, 0};
+  if (p.scales)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) sa[i] = scale_of_a(p, row_g + i);
+#pragma unroll 4
+  for (int pass = 0; pass < BN / 8; ++pass) {
+    const int col = pass * 8 + t / 16;
+    float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
+    if (p.scales) { /* the scales back: exact unless D over- or underflows */
+      const int sb = scale_of_b(p, n0 + col);
+      a4.x = ldexpf(a4.x, sa[0] + sb), a4.y = ldexpf(a4.y, sa[1] + sb);
+      a4.z = ldexpf(a4.z, sa[2] + sb), a4.w = ldexpf(a4.w, sa[3] + sb);
+    }
+    *reinterpret_cast<float4 *>(p.D + ((int64_t)n0 + col) * p.ldd + row_g) = a4;
+  }
+}
+
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_kernel(const __grid_constant__ CUtensorMap tmA,
                      const __grid_constant__ CUtensorMap tmB, const Params p) {
@@ -350,8 +463,8 @@ __global__ void __launch_bounds__(384, 1)
   int m0, n0;
   tile_origin(p, m0, n0);
   const int tid = (int)tid_x(), cw = (tid >> 7) - 1, t = tid & 127;
-  const int warp = t >> 5, lane = t & 31, g = lane >> 2, tq = lane & 3;
-  const int r0 = cw * 64 + warp * 16 + g; /* rows r0 and r0 + 8 of the tile */
+  const int lane = t & 31;
+  const int r0 = cw * 64 + (t >> 5) * 16 + (lane >> 2); /* rows r0 and r0 + 8 of the tile */
   float chk[ACC], low[ACC], main_sum[ACC];
 #pragma unroll
   for (int i = 0; i < ACC; ++i) chk[i] = 0.f, low[i] = 0.f, main_sum[i] = 0.f;
@@ -362,105 +475,168 @@ __global__ void __launch_bounds__(384, 1)
     mbar_wait(&sm.pfull[q], (kt / P) & 1u, 3);
     const int h = slot_half(q), buf = slot_buffer(q);
     const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[buf][0]);
-    const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[buf][1]);
-    const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[buf][2]);
     /* B's cross part: hi, or the tile written over raw B when it held a
      * non-finite value */
     const uint64_t d_crs = sm.pwild[q] ? smem_desc_sw128_kmajor(sm.b[s]) : d_hi;
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
-      const float *at = sm.a[s];
-      const int ca = bf16x6_a_chunk(tq, j);
-      float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
-      float4 v =
-          *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
-      if (p.scales) {
-        /* rows r0 and r0 + 8 of op(A) scaled as they are loaded; the
-         * exponents and the sticky flag from shared memory (written by
-         * the split warpgroup before its first part arrival), so that no
-         * register is held across the loop */
-        const bool sticky_a = sm.sticky_a;
-        u = scale4(u, unscale_of(sm.scale_a[r0]), sticky_a);
-        v = scale4(v, unscale_of(sm.scale_a[r0 + 8]), sticky_a);
-      }
-      /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
-       * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
-      const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};
-      bool my_tame = true;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) my_tame = my_tame && tame(ux[e]) && tame(vx[e]);
-      uint32_t ah[4], am[4], al[4], ac[4];
-      /* warp-uniform: every warp of the warpgroup issues the same wgmmas
-       * either way; only the split differs */
-      if (__all_sync(0xffffffffu, my_tame)) {
-        /* fragment registers: 0 row g (raw +0, +1), 1 row g + 8, 2 row g
-         * (raw +2, +3), 3 row g + 8 */
-        split3_pair(ux[0], ux[1], ah[0], am[0], al[0]);
-        split3_pair(vx[0], vx[1], ah[1], am[1], al[1]);
-        split3_pair(ux[2], ux[3], ah[2], am[2], al[2]);
-        split3_pair(vx[2], vx[3], ah[3], am[3], al[3]);
-#pragma unroll
-        for (int r = 0; r < 4; ++r) ac[r] = ah[r];
-      } else {
-        split_exact2(ux[0], ux[1], ah[0], am[0], al[0], ac[0]);
-        split_exact2(vx[0], vx[1], ah[1], am[1], al[1], ac[1]);
-        split_exact2(ux[2], ux[3], ah[2], am[2], al[2], ac[2]);
-        split_exact2(vx[2], vx[3], ah[3], am[3], al[3], ac[3]);
-      }
-      const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
-      wgmma_fence();
-      /* hi*hi into the chunk; the lower products with cross for hi, so
-       * an Inf never meets a 0 */
-      wgmma_m64n128k16_bf16_rs(chk, ah, smem_desc_advance(d_hi, off), j);
-      wgmma_m64n128k16_bf16_rs(low, ac, smem_desc_advance(d_mid, off), 1);
-      wgmma_m64n128k16_bf16_rs(low, am, smem_desc_advance(d_crs, off), 1);
-      wgmma_m64n128k16_bf16_rs(low, ac, smem_desc_advance(d_lo, off), 1);
-      wgmma_m64n128k16_bf16_rs(low, al, smem_desc_advance(d_crs, off), 1);
-      wgmma_m64n128k16_bf16_rs(low, am, smem_desc_advance(d_mid, off), 1);
-      wgmma_commit();
-    }
+    consume_kstep(sm.a[s], r0, lane & 3, p.scales ? sm.scale_a : nullptr, &sm.sticky_a, d_hi,
+                  smem_desc_sw128_kmajor(sm.parts[buf][1]),
+                  smem_desc_sw128_kmajor(sm.parts[buf][2]), d_crs, h, chk, low);
     wgmma_wait<0>();
     wgmma_reg_fence(chk);
     wgmma_reg_fence(low);
     if (lane == 0) mbar_arrive(&sm.pempty[q]);
-#pragma unroll
-    for (int i = 0; i < ACC; ++i) {
-      const float a = main_sum[i], b = chk[i], s2 = a + b, bb = s2 - a;
-      low[i] += (a - (s2 - bb)) + (b - bb);
-      main_sum[i] = s2;
+    fold_chunk(main_sum, chk, low);
+  }
+  store_tile(reinterpret_cast<float *>(&sm), p, m0, n0, cw, t, main_sum, low);
+}
+
+/* ---- pre-split B (kernels/gemm_f32_bf16x9.md, "H200 runs", "Next") ----
+ * A pre-pass writes B's parts once, scaled when there are scales: hi, mid
+ * and lo, BF16, each n rows (columns of op(B)) of KP values, K-major, in
+ * one [3 n][KP] array (KP = k rounded up to 64, zeros past k), every
+ * K-step's 32 values in the order of the K permutation (element 16 j + i
+ * of a step holds raw k bf16x6_raw_k(i, j)). TMA with the 128-byte
+ * swizzle then lays a pair of K-steps out exactly as the split warpgroup
+ * did, so the consumers are the same; the main loop splits only A. No
+ * cross part: wherever an Inf or NaN of B takes part in an output, its
+ * hi * hi product makes the main sum non-finite and the epilogue writes
+ * the main sum alone (a product of a NaN or Inf with any hi is NaN or
+ * Inf, Inf * 0 included), so what the lower products do with it is never
+ * seen, and the outputs are the split kernel's bit for bit (the harness
+ * checks). The pre-pass reads B as float2: B must be 8-byte aligned. */
+constexpr int SA = 4, SB = 3; /* raw A stages (a K-step each), part stages (two K-steps each) */
+constexpr uint32_t PAIR_BYTES = BN * 64 * 2; /* one part of two K-steps: 16 KB */
+
+struct SmemPre {
+  alignas(1024) float a[SA][BM * BK];
+  alignas(1024) __nv_bfloat16 parts[SB][3][BN * 64]; /* [stage][hi, mid, lo] */
+  uint64_t full_a[SA], empty_a[SA], full_b[SB], empty_b[SB];
+  int16_t scale_a[BM];
+  uint32_t sticky_a;
+};
+constexpr size_t kSmemPreBytes = sizeof(SmemPre) + 1024;
+static_assert(kSmemPreBytes <= 227 * 1024, "fits the per-block shared memory");
+static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * SA * BM * BK + 2 * 3 * SB * BN * 64,
+              "epilogue fits the ring");
+
+__global__ void __launch_bounds__(384, 1)
+    bf16x6_tn_presplit_kernel(const __grid_constant__ CUtensorMap tmA,
+                              const __grid_constant__ CUtensorMap tmP, const Params p) {
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t pad = (1024u - (smem_u32(smem_raw) & 1023u)) & 1023u;
+  SmemPre &sm = *reinterpret_cast<SmemPre *>(smem_raw + pad);
+  int m0, n0;
+  tile_origin(p, m0, n0);
+  const int KT = p.k / BK;
+  const int tid = (int)tid_x();
+  if (tid == 0) {
+    for (int s = 0; s < SA; ++s) mbar_init(&sm.full_a[s], 1), mbar_init(&sm.empty_a[s], CONSUMER_WARPS);
+    for (int s = 0; s < SB; ++s) mbar_init(&sm.full_b[s], 1), mbar_init(&sm.empty_b[s], CONSUMER_WARPS);
+    fence_mbarrier_init();
+    prefetch_tensormap(&tmA);
+    prefetch_tensormap(&tmP);
+  }
+  /* A's row exponents and sticky flag, before the barrier: the consumers
+   * read them from the first step on */
+  if (tid < BM && p.scales) sm.scale_a[tid] = (int16_t)scale_of_a(p, m0 + tid);
+  if (tid == 0) sm.sticky_a = p.scales && p.scales[p.m + p.n + 1];
+  __syncthreads();
+  if (warpgroup_index() == 0) {
+    /* ---- producer: one thread issues every TMA ---- */
+    setmaxnreg_dec<SPLIT_REGS>();
+    if (tid != 0) return;
+#pragma unroll 1
+    for (int t = 0; t < KT; ++t) {
+      const int s = t % SA;
+      mbar_wait(&sm.empty_a[s], ((t / SA) & 1u) ^ 1u, 4);
+      mbar_arrive_expect_tx(&sm.full_a[s], TILE_BYTES);
+      tma_load_2d(sm.a[s], &tmA, &sm.full_a[s], t * BK, m0);
+      if ((t & 1) == 0) {
+        const int u = (t >> 1) % SB;
+        mbar_wait(&sm.empty_b[u], (((t >> 1) / SB) & 1u) ^ 1u, 5);
+        mbar_arrive_expect_tx(&sm.full_b[u], 3 * PAIR_BYTES);
+        for (int part = 0; part < 3; ++part)
+          tma_load_2d(sm.parts[u][part], &tmP, &sm.full_b[u], t * BK, part * p.n + n0);
+      }
     }
+    return;
   }
 
-  /* ---- epilogue: D = main + low, staged column-major through the ring ---- */
-  named_barrier_sync(1, 256);
-  float *epi = reinterpret_cast<float *>(&sm) + (size_t)cw * BN * EPI_LD;
+  /* ---- consumers: as the other kernel's, B's parts from TMA ---- */
+  setmaxnreg_inc<CONSUMER_REGS>();
+  const int cw = (tid >> 7) - 1, t = tid & 127, lane = t & 31;
+  const int r0 = cw * 64 + (t >> 5) * 16 + (lane >> 2); /* rows r0 and r0 + 8 of the tile */
+  float chk[ACC], low[ACC], main_sum[ACC];
 #pragma unroll
-  for (int v = 0; v < ACC; ++v) {
-    const int row = warp * 16 + g + 8 * ((v >> 1) & 1);
-    const int col = (v >> 2) * 8 + 2 * tq + (v & 1);
-    /* an Inf in main (or in a chunk, which makes main Inf) turns low NaN
-     * through the TwoSum; main alone is SGEMM's answer then (the cross
-     * parts keep Inf and NaN out of the lower products) */
-    epi[col * EPI_LD + row] = fabsf(main_sum[v]) <= FLT_MAX ? main_sum[v] + low[v] : main_sum[v];
-  }
-  named_barrier_sync(2 + cw, 128);
-  const int run = t % 16; /* 16 runs of 4 rows per column */
-  const int64_t row_g = (int64_t)m0 + cw * 64 + run * 4;
-  int sa[4] = {0, 0, 0, 0};
-  if (p.scales)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) sa[i] = scale_of_a(p, row_g + i);
-#pragma unroll 4
-  for (int pass = 0; pass < BN / 8; ++pass) {
-    const int col = pass * 8 + t / 16;
-    float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
-    if (p.scales) { /* the scales back: exact unless D over- or underflows */
-      const int sb = scale_of_b(p, n0 + col);
-      a4.x = ldexpf(a4.x, sa[0] + sb), a4.y = ldexpf(a4.y, sa[1] + sb);
-      a4.z = ldexpf(a4.z, sa[2] + sb), a4.w = ldexpf(a4.w, sa[3] + sb);
+  for (int i = 0; i < ACC; ++i) chk[i] = 0.f, low[i] = 0.f, main_sum[i] = 0.f;
+#pragma unroll 1
+  for (int kt = 0; kt < KT; ++kt) {
+    const int s = kt % SA, u = (kt >> 1) % SB, h = kt & 1;
+    mbar_wait(&sm.full_a[s], (kt / SA) & 1u, 2);
+    mbar_wait(&sm.full_b[u], ((kt >> 1) / SB) & 1u, 3);
+    const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[u][0]);
+    consume_kstep(sm.a[s], r0, lane & 3, p.scales ? sm.scale_a : nullptr, &sm.sticky_a, d_hi,
+                  smem_desc_sw128_kmajor(sm.parts[u][1]), smem_desc_sw128_kmajor(sm.parts[u][2]),
+                  d_hi, h, chk, low);
+    wgmma_wait<0>();
+    wgmma_reg_fence(chk);
+    wgmma_reg_fence(low);
+    if (lane == 0) {
+      mbar_arrive(&sm.empty_a[s]);
+      if (h == 1 || kt == KT - 1) mbar_arrive(&sm.empty_b[u]);
     }
-    *reinterpret_cast<float4 *>(p.D + ((int64_t)n0 + col) * p.ldd + row_g) = a4;
+    fold_chunk(main_sum, chk, low);
+  }
+  store_tile(reinterpret_cast<float *>(&sm), p, m0, n0, cw, t, main_sum, low);
+}
+
+/* The pre-pass for pre-split B: one warp a column of op(B) (k values,
+ * K-major), lane L writing elements 2 L, 2 L + 1 of each 64 (one 32-bit
+ * word of each part, the warp 128 contiguous bytes a part). With scales
+ * (m + n + 2 ints, A's exponents and flag already written), it first finds
+ * the column's exponent as run_exponents does, writes it and B's flag,
+ * and splits x 2^-s, sticky where A holds an Inf or NaN. */
+__global__ void presplit_b(const float *B, int k, int n, int kp, uint32_t *parts, int *scales,
+                           int m) {
+  const int c = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+  if (c >= n) return;
+  const float *col = B + (int64_t)c * k;
+  float f = 1.f;
+  bool sticky = false;
+  if (scales) {
+    uint32_t mx = 0, wild = 0;
+    for (int i = lane; i < k; i += 32) {
+      const uint32_t b = __float_as_uint(col[i]) & 0x7fffffffu;
+      if (b < 0x7f800000u) mx = max(mx, b);
+      else wild = 1;
+    }
+    for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    wild = __any_sync(0xffffffffu, wild);
+    int e = 0;
+    if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
+    e = max(-126, min(126, e));
+    if (lane == 0) {
+      scales[m + c] = e;
+      if (wild) atomicOr(&scales[m + n + 1], 1);
+    }
+    f = unscale_of(e);
+    sticky = scales[m + n] != 0;
+  }
+  const int within = bf16x6_presplit_raw(2 * lane); /* even: a float2 */
+  const size_t part_words = (size_t)n * kp / 2;
+  uint32_t *out = parts + (size_t)c * kp / 2 + lane;
+  for (int base = 0; base < kp; base += 64, out += 32) {
+    const int raw = base + within;
+    float2 x = make_float2(0.f, 0.f);
+    if (raw < k) x = *reinterpret_cast<const float2 *>(col + raw);
+    if (scales) {
+      const float4 y = scale4(make_float4(x.x, x.y, 0.f, 0.f), f, sticky);
+      x = make_float2(y.x, y.y);
+    }
+    const gs_bf16x3 a = gs_bf16x3_split(x.x), b = gs_bf16x3_split(x.y);
+    out[0] = a.hi | ((uint32_t)b.hi << 16);
+    out[part_words] = a.mid | ((uint32_t)b.mid << 16);
+    out[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
   }
 }
 
@@ -503,19 +679,45 @@ __global__ void run_exponents(const float *x, int64_t k, int runs, int *out, int
   }
 }
 
+/* B's pre-split parts ([3 n][kp] BF16, kp = k rounded up to 64): boxes of
+ * 64 values (two K-steps) by 128 rows, 128-byte swizzle. */
+int encode_parts(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, const void *ptr,
+                 int64_t kp, int64_t rows) {
+  const cuuint64_t dims[2] = {(cuuint64_t)kp, (cuuint64_t)rows};
+  const cuuint64_t strides[1] = {(cuuint64_t)kp * 2};
+  const cuuint32_t box[2] = {64, 128};
+  const cuuint32_t estrides[2] = {1, 1};
+  return enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(ptr), dims, strides,
+             box, estrides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+int parts_kp(int k) { return (k + 63) / 64 * 64; }
+
 /* D (m x n, ld m) = op: A stored k x m, B stored k x n (TN). With scales
  * (m + n + 2 ints of device memory: Params), the pre-pass fills them first
- * and the kernel splits the scaled rows. */
+ * and the kernel splits the scaled rows. With parts (3 n parts_kp(k)
+ * BF16 of device memory), B is split by a pre-pass into it and the
+ * pre-split kernel runs. */
 void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st,
-            int *scales = nullptr) {
+            int *scales = nullptr, uint32_t *parts = nullptr) {
   if (scales) {
     CU(cudaMemsetAsync(scales + m + n, 0, 2 * sizeof(int), st));
     run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, scales, scales + m + n);
-    run_exponents<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, scales + m, scales + m + n + 1);
+    if (!parts)
+      run_exponents<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, scales + m, scales + m + n + 1);
   }
+  const int kp = parts_kp(k);
+  if (parts && (uintptr_t)B % 8) {
+    fprintf(stderr, "bf16x6: pre-split B needs B 8-byte aligned\n");
+    exit(1);
+  }
+  if (parts) presplit_b<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, kp, parts, scales, m);
   static PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
   CUtensorMap ta, tb;
-  if (!enc || !encode_kmajor(enc, &ta, A, k, m) || !encode_kmajor(enc, &tb, B, k, n)) {
+  if (!enc || !encode_kmajor(enc, &ta, A, k, m) ||
+      !(parts ? encode_parts(enc, &tb, parts, kp, 3 * (int64_t)n) : encode_kmajor(enc, &tb, B, k, n))) {
     fprintf(stderr, "bf16x6: tensor map encoding failed\n");
     exit(1);
   }
@@ -523,10 +725,15 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
   if (!attr) {
     CU(cudaFuncSetAttribute(bf16x6_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)kSmemBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)kSmemPreBytes));
     attr = true;
   }
   Params p{m, n, k, D, m, scales};
-  bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
+  if (parts)
+    bf16x6_tn_presplit_kernel<<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
+  else
+    bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
   CU(cudaGetLastError());
 }
 
@@ -569,6 +776,14 @@ __global__ void widen(const float *s, double *d, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     d[i] = s[i];
+}
+/* outputs whose bits differ between a and b (two NaNs count as equal) */
+__global__ void bits_differ(const float *a, const float *b, size_t n, unsigned long long *out) {
+  unsigned long long c = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    c += __float_as_uint(a[i]) != __float_as_uint(b[i]) && !(a[i] != a[i] && b[i] != b[i]);
+  atomicAdd(out, c);
 }
 /* outputs whose kind (finite, +Inf, -Inf, NaN) differs between a and b */
 __device__ int kind_of(float x) { return x == x ? (isinf(x) ? (x > 0 ? 1 : 2) : 0) : 3; }
@@ -671,6 +886,11 @@ int main(int argc, char **argv) {
     CU(cudaMalloc(&sums, 16));
     int *scales; /* m row exponents of op(A), n column exponents of op(B), two flags */
     CU(cudaMalloc(&scales, (size_t)(m + n + 2) * sizeof(int)));
+    uint32_t *parts; /* B's pre-split parts: 3 n parts_kp(k) BF16 */
+    float *Dkeep[2]; /* plain's and scaled's outputs, which pre's and pre-sc's must equal */
+    CU(cudaMalloc(&Dkeep[0], nd * 4));
+    CU(cudaMalloc(&Dkeep[1], nd * 4));
+    CU(cudaMalloc(&parts, (size_t)3 * n * parts_kp(k) * 2));
     /* 0-3: timed (3: kinds only); 4-7: the exponent range, not timed:
      * data class, A's and B's scale ranges, and whether the bound is
      * required there (else reported) */
@@ -714,7 +934,14 @@ int main(int argc, char **argv) {
             /* a small value in that column: scaled down by 2^126 its hi
              * would be 0, and the Inf of A's row 10 at k 7 meeting it NaN
              * (kernel: scale_sticky keeps a hi part) */
-            {1, 7, 77, 1e-3f}};
+            {1, 7, 77, 1e-3f},
+            /* Inf and NaN in B (the split kernel's cross tile; the
+             * pre-split kernel has none): +Inf against A's 1e-42 (hi 0
+             * unscaled: plain gives NaN, FP64 Inf; scaled, it is sticky),
+             * a NaN column, -Inf against an A of 0 (NaN) and of 1 (mid
+             * and lo 0: -Inf) */
+            {1, 20 % k, 90, INFINITY}, {0, 20 % k, 5, 1e-42f}, {1, 21 % k, 95, NAN},
+            {1, 22 % k, 100, -INFINITY}, {0, 22 % k, 6, 0.0f}, {0, 22 % k, 7, 1.0f}};
         for (const auto &pk : pokes) {
           float *dst = pk.a_or_b ? B + (size_t)pk.mn * k + pk.k : A + (size_t)pk.mn * k + pk.k;
           CU(cudaMemcpy(dst, &pk.v, 4, cudaMemcpyHostToDevice));
@@ -729,12 +956,27 @@ int main(int argc, char **argv) {
       CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
       /* ours as it is, then with the rows and columns scaled (the pre-pass
        * timed with it) */
-      for (int sc = 0; sc < 2; ++sc) {
+      for (int vi = 0; vi < 4; ++vi) {
+        const int sc = vi & 1, pre = vi >> 1;
         int *sc_buf = sc ? scales : nullptr;
-        const char *variant = sc ? "scaled" : "plain";
+        uint32_t *pre_buf = pre ? parts : nullptr;
+        static const char *const variants[4] = {"plain", "scaled", "pre", "pre-sc"};
+        const char *variant = variants[vi];
         CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
-        launch(A, B, Do, m, n, k, 0, sc_buf);
+        launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf);
         CU(cudaDeviceSynchronize());
+        if (!pre) {
+          CU(cudaMemcpy(Dkeep[sc], Do, nd * 4, cudaMemcpyDeviceToDevice));
+        } else {
+          /* the same products in the same order: the same bits */
+          unsigned long long differ = 0;
+          CU(cudaMemset(sums, 0, 8));
+          bits_differ<<<1024, 256>>>(Do, Dkeep[sc], nd, reinterpret_cast<unsigned long long *>(sums));
+          CU(cudaMemcpy(&differ, sums, 8, cudaMemcpyDeviceToHost));
+          printf("%5d %5d %5d    %-8s %-6s outputs whose bits differ from %s's: %llu\n", m, n, k,
+                 names[cls], variant, differ, variants[sc]);
+          if (differ) bad = 1;
+        }
         unsigned long long mism = 0;
         CU(cudaMemset(sums, 0, 8));
         kind_mismatch<<<1024, 256>>>(Do, Dc, nd, reinterpret_cast<unsigned long long *>(sums));
@@ -819,7 +1061,7 @@ int main(int argc, char **argv) {
             const int side = (turn + smp) % 2; /* each side runs first in turn */
             CU(cudaEventRecord(t0));
             for (int r = 0; r < 5; ++r) {
-              if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf);
+              if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf);
               else
                 CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
                                Dc, m));
@@ -842,7 +1084,8 @@ int main(int argc, char **argv) {
       }
     }
     cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(A64), cudaFree(B64);
-    cudaFree(ref), cudaFree(sums), cudaFree(scales);
+    cudaFree(ref), cudaFree(sums), cudaFree(scales), cudaFree(parts);
+    cudaFree(Dkeep[0]), cudaFree(Dkeep[1]);
   }
   cublasDestroy(hb);
   return bad;

@@ -39,4 +39,11 @@ BX_FN int bf16x6_part_chunk_offset(int n, int h, int j, int half) {
  * of a K-step in half h. */
 BX_FN int bf16x6_desc_offset(int h, int j) { return 64 * h + 32 * j; }
 
+/* Pre-split B (the pre-pass writes B's parts in this order, TMA loads them
+ * with the 128-byte swizzle): element e (0..63) of each 64 of a part's
+ * row holds the part of raw k bf16x6_presplit_raw(e) of those 64, i.e.
+ * index e & 15 of substep (e >> 4) & 1 of the K-step e >> 5. Odd e is
+ * the even one's raw k + 1 (the pre-pass reads a float2). */
+BX_FN int bf16x6_presplit_raw(int e) { return 32 * (e >> 5) + bf16x6_raw_k(e & 15, (e >> 4) & 1); }
+
 #endif

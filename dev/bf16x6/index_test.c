@@ -147,6 +147,43 @@ int main(void)
           if (frag[row % 64][kk] != want) fail("A: index kk of substep j is not raw k", row, kk, j, 0);
         }
     }
+  /* pre-split B: a part row's 64 elements (two K-steps) in the pre-pass's
+   * order, placed by TMA's 128-byte swizzle (element e of row n at byte n
+   * 128 + (((e >> 3) ^ (n & 7)) << 4) + 2 (e & 7)), read by wgmma as above:
+   * index kk of substep j of half h must be raw k 32 h + raw_k(kk, j). The
+   * pre-pass reads elements 2 L and 2 L + 1 as one float2. */
+  {
+    int hits64[64] = { 0 };
+    for (int e = 0; e < 64; e += 2) {
+      const int r = bf16x6_presplit_raw(e);
+      if (r % 2 || bf16x6_presplit_raw(e + 1) != r + 1) fail("pre-split: odd element not raw k + 1", e, r, 0, 0);
+    }
+    for (int e = 0; e < 64; e++) {
+      const int r = bf16x6_presplit_raw(e);
+      if (r < 0 || r >= 64) fail("pre-split: raw k out of the 64", e, r, 0, 0);
+      else hits64[r]++;
+    }
+    for (int k = 0; k < 64; k++)
+      if (hits64[k] != 1) fail("pre-split: raw k not covered exactly once", k, hits64[k], 0, 0);
+    memset(part, 0, sizeof part);
+    for (int n = 0; n < ROWS; n++)
+      for (int e = 0; e < 64; e++) {
+        /* at most 8 significant bits, distinct within a row */
+        const float val = ldexpf((float)((n % 4) * 64 + bf16x6_presplit_raw(e) + 1), n / 4);
+        part[(n * 128 + (((e >> 3) ^ (n & 7)) << 4) + 2 * (e & 7)) / 2] = bf16_bits(val);
+      }
+    for (int h = 0; h < 2; h++)
+      for (int j = 0; j < 2; j++) {
+        const int off = bf16x6_desc_offset(h, j);
+        for (int n = 0; n < ROWS; n++)
+          for (int kk = 0; kk < 16; kk++) {
+            const int b = off + 2 * kk;
+            const int byte = n * 128 + ((((b >> 4) ^ (n & 7))) << 4) + (b & 15);
+            const float want = ldexpf((float)((n % 4) * 64 + 32 * h + bf16x6_raw_k(kk, j) + 1), n / 4);
+            if (bf16_value(part[byte / 2]) != want) fail("pre-split: index kk of substep j is not raw k", n, kk, j, h);
+          }
+      }
+  }
   /* every raw k of a K-step once: the two substeps together are the step */
   int hits[BK] = { 0 };
   for (int j = 0; j < 2; j++)
@@ -157,6 +194,6 @@ int main(void)
     printf("index_test: FAIL (%d)\n", failures);
     return 1;
   }
-  printf("index_test: B parts, A fragments, coverage and bank conflicts: all hold\n");
+  printf("index_test: B parts (split and pre-split), A fragments, coverage and bank conflicts: all hold\n");
   return 0;
 }
