@@ -5,7 +5,7 @@
  *   gemmshim-bench --list
  *   gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]
  *                  [--warmup N] [--preheat-ms MS] [--sm-target N]
- *                  [--data uniform|randn|wide] [--roofline]
+ *                  [--data uniform|randn|wide] [--roofline] [--after-producer]
  *
  * NAME is a name of the kernel table (dispatch/variants.h). All the bench
  * knows of a kernel comes from its entry: data type, class of calls,
@@ -59,6 +59,16 @@
  * ceiling_us, floor_us, ours_gbps and cublas_gbps (weight bytes / time),
  * ours_pct_ceiling and cublas_pct_ceiling (ceiling / time), after the
  * usual columns (without it the CSV is as before).
+ *
+ * --after-producer puts a producer kernel before every call of every side
+ * (a decode step's order: a norm or an activation writes x, then the GEMM
+ * reads it): it rewrites the call's op(B) in place, unchanged (each word
+ * xor'ed with a zero the compiler cannot see), and never triggers its
+ * dependents, as most frameworks' kernels. Every time reported is then a
+ * producer and a call; the floor (with --roofline) is the producer and an
+ * empty kernel. A kernel launched with programmatic dependent launch (the
+ * decode kernels) can overlap only the producer's end, as in a program;
+ * back to back it would overlap its own previous launch, which flatters it.
  *
  * Exit status: 0 ok; 1 if on some shape our error vs FP64 exceeds
  * err_vs_cublas * cuBLAS's + err_floor (the entry's bound: a result that
@@ -352,6 +362,12 @@ __global__ void hold_kernel(long long ns) {
 }
 /* The launch floor. */
 __global__ void empty_kernel() {}
+/* --after-producer: n4 words rewritten unchanged (zero is 0). */
+__global__ void produce_kernel(uint32_t *p, size_t n4, uint32_t zero) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4;
+       i += (size_t)gridDim.x * blockDim.x)
+    p[i] ^= zero;
+}
 
 /* The same-size read ceiling: reads exactly the weight's bytes, n16
  * 16-byte words (U of them in flight per thread, grid-stride) and then the
@@ -457,6 +473,7 @@ struct Bench {
   int dist;
   int math_mode;   /* of the described call (describe) */
   int roofline;    /* --roofline: also the read ceiling and the launch floor */
+  int after_producer; /* --after-producer: a producer kernel before every call */
   int sms;         /* the GPU's SM count (the read kernel's grids) */
   int self;        /* --self: "ours" is cuBLAS again (the noise of the method) */
   unsigned *sink;  /* the read kernel's never-taken store */
@@ -851,13 +868,21 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   static const std::vector<ReadCfg> cfgs = read_cfgs();
   int rc = 0; /* the read configuration in use */
   long next_set = 0;
+  const size_t b_words = (size_t)p.b_elems() * es / 4;
+  auto produce = [&](int s) {
+    const unsigned blocks = (unsigned)std::min<size_t>((b_words + 255) / 256, (size_t)b.sms);
+    produce_kernel<<<std::max(1u, blocks), 256>>>(reinterpret_cast<uint32_t *>(B[s]), b_words, 0u);
+    CKL();
+  };
   auto call = [&](int which) {
     if (which == 3) {
+      if (b.after_producer) produce((int)(next_set % nsets));
       empty_kernel<<<1, 32>>>();
       CKL();
       return;
     }
     const int s = (int)(next_set++ % nsets);
+    if (b.after_producer) produce(s);
     if (which == 1) cublas_side(b, p, A[s], B[s], C[s]);
     else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes);
     else if (launch(A[s], B[s], C[s]) != GS_K_OK) die("%s: launch failed\n", v->name);
@@ -1056,6 +1081,7 @@ static void usage() {
           "       gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]\n"
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
           "                      [--data uniform|randn|wide] [--roofline] [--self]\n"
+          "                      [--after-producer]\n"
           "                      [--device N] [--math-mode N]\n"
           "       gemmshim-bench --kernel NAME --shapes FILE --accuracy [--seeds N]\n"
           "                      [--data uniform|randn|wide|uniform01] [--csv OUT]\n"
@@ -1076,6 +1102,8 @@ static void usage() {
           "  with --report-only), on a NaN error, or when no shape was measured.\n"
           "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
           "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n"
+          "  --after-producer: a kernel that rewrites op(B) before every call of every\n"
+          "  side (a decode step's order); every time is then the pair.\n"
           "  --self: cuBLAS against itself, timed as a kernel would be (the method's\n"
           "  noise); NAME gives the data type, any shape of it is timed.\n"
           "  --list-csv: the kernel table as CSV (kernel,dtype). --identity: this\n"
@@ -1438,6 +1466,7 @@ static int run_accuracy(const Bench &b, const std::vector<Problem> &shapes, int 
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
+  int after_producer = 0;
   int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
   const char *dtype_arg = nullptr, *lt_algos_path = nullptr, *epilogue_arg = nullptr;
   int lt_top = 0, lt_ws = -1, lt_route_ws = -1, accuracy = 0, nseeds = 3, report_only = 0;
@@ -1462,6 +1491,7 @@ int main(int argc, char **argv) {
     else if (a == "--data") data = next();
     else if (a == "--list") do_list = 1;
     else if (a == "--roofline") roofline = 1;
+    else if (a == "--after-producer") after_producer = 1;
     else if (a == "--self") self = 1;
     else if (a == "--device") next_int(0, &device);
     else if (a == "--identity") do_identity = 1;
@@ -1552,8 +1582,8 @@ int main(int argc, char **argv) {
         "%s)\n", data, v->name, dtype_name(b.dtype));
   if (accuracy && (!f32 || v->runs_cublaslt))
     die("--accuracy: FP32 kernels only (%s is %s)\n", v->name, dtype_name(b.dtype));
-  if (accuracy && (self || roofline || preheat_ms || sm_target))
-    die("--accuracy times nothing: --self, --roofline, --preheat-ms and --sm-target do not apply\n");
+  if (accuracy && (self || roofline || preheat_ms || sm_target || after_producer))
+    die("--accuracy times nothing: --self, --roofline, --after-producer, --preheat-ms and --sm-target do not apply\n");
   if (!accuracy && report_only) die("--report-only goes with --accuracy\n");
   if (sm_target && !v->honours_sm_target)
     die("--sm-target: %s does not honour an SM-count target (its entry says so)\n", v->name);
@@ -1567,6 +1597,7 @@ int main(int argc, char **argv) {
     b.math_mode = math_mode;
   }
   b.roofline = roofline;
+  b.after_producer = after_producer;
   const std::vector<Problem> shapes = read_shapes(shapes_path);
 
   use_device(device);
@@ -1629,7 +1660,7 @@ int main(int argc, char **argv) {
   if (b.route_ws_bytes < b.ws_bytes)
     snprintf(route_text, sizeof route_text, "# ours: cuBLASLt with each algorithm (lt_algo), "
              "within %zu bytes of workspace (--lt-route-workspace)\n", b.route_ws_bytes);
-  char header[1536];
+  char header[2048];
   snprintf(header, sizeof header,
            "# device: %s\n# sm_count: %d\n# driver: %s (CUDA driver API %d)\n"
            "# cublas: %d.%d.%d\n# date: %s\n# kernel: %s\n# sm_count_target: %d\n"
@@ -1659,6 +1690,13 @@ int main(int argc, char **argv) {
              "launch configurations per weight size), floor = an empty kernel; both timed "
              "as the GEMMs; gbps = weight bytes / time, pct_ceiling = ceiling / time\n",
              read_cfgs().size());
+  }
+  if (after_producer) {
+    const size_t len = strlen(header);
+    snprintf(header + len, sizeof header - len,
+             "# after-producer: every time is a producer kernel (rewrites op(B), never triggers "
+             "its dependents) and then the call%s\n",
+             roofline ? "; the floor is the producer and an empty kernel" : "");
   }
   fputs(header, stdout);
   fflush(stdout);

@@ -636,6 +636,53 @@ static void reruns(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
   release(&p);
 }
 
+/* tests/gpu/late_producer.cu */
+cudaError_t gs_check_late_write(void *dst, const void *src, size_t bytes, long long spin_ns,
+                                cudaStream_t st);
+
+/* A producer kernel right before the call that lets the next kernel be
+ * scheduled at once (programmatic dependent launch) and writes op(B) only
+ * 20 us later: the call must give the bytes of a call made with that B in
+ * place. A kernel launched with PDL that did not wait for the previous
+ * kernel's memory would read the old B (dev/decode_pdl's control shows it
+ * does, on the device); a plain launch waits anyway. */
+static void after_late_producer(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  int ta, tb;
+  first_layout(v, &ta, &tb);
+  problem p = base(v, ta, tb, 0);
+  cudaStream_t st;
+  CU(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  spec s = { .alpha = 1.0f, .beta = 0.0f, .stream = st };
+  size_t bb = n_b(&p) * esize(p.type), cb = n_c(&p) * esize(p.type);
+  float *hb2 = malloc(n_b(&p) * 4);
+  for (size_t i = 0; i < n_b(&p); i++) hb2[i] = as_type(p.type, frand());
+  void *b2 = dev_alloc(bb);
+  upload(p.type, b2, hb2, n_b(&p));
+  /* the wanted bytes: the call with the new B in place (the class is
+   * checked by then) */
+  CU(cudaMemcpy(p.B, b2, bb, cudaMemcpyDeviceToDevice));
+  int ok = call_ours(h, lt, &p, &s);
+  unsigned char *want = malloc(cb), *got = malloc(cb);
+  CU(cudaMemcpy(want, out_of(&p, &s), cb, cudaMemcpyDeviceToHost));
+  /* the old B back; the producer writes the new one late */
+  upload(p.type, p.B, p.hB, n_b(&p));
+  reset(&p, &s);
+  uint64_t before = served(v);
+  CU(gs_check_late_write(p.B, b2, bb, 20000, st));
+  CB(call(h, lt, &p, &s, 1));
+  CU(cudaStreamSynchronize(st));
+  ok &= served(v) == before + 1;
+  CU(cudaMemcpy(got, out_of(&p, &s), cb, cudaMemcpyDeviceToHost));
+  verdict(v->name, "after a producer that lets the call start at once and writes op(B) 20 us "
+          "later: the bytes of a call made after it", ok && !memcmp(want, got, cb), 0, 0);
+  CB(cublasSetStream_v2(h, 0));
+  cudaStreamDestroy(st);
+  cudaFree(b2);
+  free(hb2); free(want); free(got);
+  release(&p);
+}
+
 /* 8 host threads, each with its own handle and stream, 20 calls each. */
 typedef struct thread_job {
   problem p;
@@ -1249,6 +1296,7 @@ static void *run_battery(void *arg)
   lt_epilogues(h, lt, v);
   streams_and_capture(h, lt, v);
   reruns(h, lt, v);
+  after_late_producer(h, lt, v);
   threads(h, lt, v);
   for (int l = 0; l < 4; l++)
     if ((v->layouts >> l) & 1) non_finite(h, lt, v, l & 1, l >> 1);
