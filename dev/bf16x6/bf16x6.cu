@@ -229,63 +229,81 @@ __device__ __forceinline__ void tile_origin(const Params &p, int &m0, int &n0) {
   n0 = (in_group / gsize) * BN;
 }
 
-/* One K-step of a consumer warpgroup, both k16 substeps: rows r0 and r0 +
- * 8 of the raw A tile at (FP32, 128-byte swizzle), scaled as they are
- * loaded when scale_a is given (each row's exponent, and the sticky flag,
- * read from shared memory: no register held across the loop), split in
- * registers, against B's parts through descriptors, at half h of their
- * 128-byte rows; the 12 wgmmas issued and committed. */
+/* A's fragments of one k16 substep: hi, mid, lo and cross (hi with Inf
+ * and NaN zeroed), four registers each. */
+struct AFrag {
+  uint32_t h[4], m[4], l[4], c[4];
+};
+
+/* Substep j of a consumer's K-step, A's side: rows r0 and r0 + 8 of the
+ * raw A tile at (FP32, 128-byte swizzle), scaled as they are loaded when
+ * scale_a is given (each row's exponent, and the sticky flag, read from
+ * shared memory: no register held across the loop), split in registers. */
+__device__ __forceinline__ AFrag split_a(const float *at, int r0, int tq, int j,
+                                         const int16_t *scale_a, const uint32_t *sticky) {
+  /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
+  const int ca = bf16x6_a_chunk(tq, j);
+  float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
+  float4 v = *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
+  if (scale_a) {
+    const bool sticky_a = *sticky;
+    u = scale4(u, unscale_of(scale_a[r0]), sticky_a);
+    v = scale4(v, unscale_of(scale_a[r0 + 8]), sticky_a);
+  }
+  /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
+   * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
+  const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};
+  bool my_tame = true;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) my_tame = my_tame && tame(ux[e]) && tame(vx[e]);
+  AFrag f;
+  /* warp-uniform: every warp of the warpgroup issues the same wgmmas
+   * either way; only the split differs */
+  if (__all_sync(0xffffffffu, my_tame)) {
+    split3_pair(ux[0], ux[1], f.h[0], f.m[0], f.l[0]);
+    split3_pair(vx[0], vx[1], f.h[1], f.m[1], f.l[1]);
+    split3_pair(ux[2], ux[3], f.h[2], f.m[2], f.l[2]);
+    split3_pair(vx[2], vx[3], f.h[3], f.m[3], f.l[3]);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) f.c[r] = f.h[r];
+  } else {
+    split_exact2(ux[0], ux[1], f.h[0], f.m[0], f.l[0], f.c[0]);
+    split_exact2(vx[0], vx[1], f.h[1], f.m[1], f.l[1], f.c[1]);
+    split_exact2(ux[2], ux[3], f.h[2], f.m[2], f.l[2], f.c[2]);
+    split_exact2(vx[2], vx[3], f.h[3], f.m[3], f.l[3], f.c[3]);
+  }
+  return f;
+}
+
+/* Substep j's six wgmmas against B's parts through descriptors, at half
+ * h of their 128-byte rows, committed as one group. */
+__device__ __forceinline__ void issue_substep(const AFrag &f, int j, int h, uint64_t d_hi,
+                                              uint64_t d_mid, uint64_t d_lo, uint64_t d_crs,
+                                              float (&chk)[ACC], float (&low)[ACC]) {
+  const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
+  wgmma_fence();
+  /* hi*hi into the chunk; the lower products with cross for hi (for
+   * pre-split B, B's hi: see there) */
+  wgmma_m64n128k16_bf16_rs(chk, f.h, smem_desc_advance(d_hi, off), j);
+  wgmma_m64n128k16_bf16_rs(low, f.c, smem_desc_advance(d_mid, off), 1);
+  wgmma_m64n128k16_bf16_rs(low, f.m, smem_desc_advance(d_crs, off), 1);
+  wgmma_m64n128k16_bf16_rs(low, f.c, smem_desc_advance(d_lo, off), 1);
+  wgmma_m64n128k16_bf16_rs(low, f.l, smem_desc_advance(d_crs, off), 1);
+  wgmma_m64n128k16_bf16_rs(low, f.m, smem_desc_advance(d_mid, off), 1);
+  wgmma_commit();
+}
+
+/* One K-step of a consumer warpgroup, both substeps, each issued as soon
+ * as its A fragments are split. */
 __device__ __forceinline__ void consume_kstep(const float *at, int r0, int tq,
                                               const int16_t *scale_a, const uint32_t *sticky,
                                               uint64_t d_hi, uint64_t d_mid, uint64_t d_lo,
                                               uint64_t d_crs, int h, float (&chk)[ACC],
                                               float (&low)[ACC]) {
 #pragma unroll
-  for (int j = 0; j < 2; ++j) {
-    /* raw k 8 tq + 4 j .. + 3 of rows r0 and r0 + 8: chunk 2 tq + j */
-    const int ca = bf16x6_a_chunk(tq, j);
-    float4 u = *reinterpret_cast<const float4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
-    float4 v =
-        *reinterpret_cast<const float4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
-    if (scale_a) {
-      const bool sticky_a = *sticky;
-      u = scale4(u, unscale_of(scale_a[r0]), sticky_a);
-      v = scale4(v, unscale_of(scale_a[r0 + 8]), sticky_a);
-    }
-    /* fragment: reg 0 (row g: i 2tq, 2tq+1 = raw +0, +1), reg 1 (row
-     * g + 8, same), reg 2 (row g: i 2tq+8, 2tq+9 = raw +2, +3), reg 3 */
-    const float ux[4] = {u.x, u.y, u.z, u.w}, vx[4] = {v.x, v.y, v.z, v.w};
-    bool my_tame = true;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) my_tame = my_tame && tame(ux[e]) && tame(vx[e]);
-    uint32_t ah[4], am[4], al[4], ac[4];
-    /* warp-uniform: every warp of the warpgroup issues the same wgmmas
-     * either way; only the split differs */
-    if (__all_sync(0xffffffffu, my_tame)) {
-      split3_pair(ux[0], ux[1], ah[0], am[0], al[0]);
-      split3_pair(vx[0], vx[1], ah[1], am[1], al[1]);
-      split3_pair(ux[2], ux[3], ah[2], am[2], al[2]);
-      split3_pair(vx[2], vx[3], ah[3], am[3], al[3]);
-#pragma unroll
-      for (int r = 0; r < 4; ++r) ac[r] = ah[r];
-    } else {
-      split_exact2(ux[0], ux[1], ah[0], am[0], al[0], ac[0]);
-      split_exact2(vx[0], vx[1], ah[1], am[1], al[1], ac[1]);
-      split_exact2(ux[2], ux[3], ah[2], am[2], al[2], ac[2]);
-      split_exact2(vx[2], vx[3], ah[3], am[3], al[3], ac[3]);
-    }
-    const uint32_t off = bf16x6_desc_offset(h, j); /* bytes along K in the swizzle row */
-    wgmma_fence();
-    /* hi*hi into the chunk; the lower products with cross for hi (for
-     * pre-split B, B's hi: see there) */
-    wgmma_m64n128k16_bf16_rs(chk, ah, smem_desc_advance(d_hi, off), j);
-    wgmma_m64n128k16_bf16_rs(low, ac, smem_desc_advance(d_mid, off), 1);
-    wgmma_m64n128k16_bf16_rs(low, am, smem_desc_advance(d_crs, off), 1);
-    wgmma_m64n128k16_bf16_rs(low, ac, smem_desc_advance(d_lo, off), 1);
-    wgmma_m64n128k16_bf16_rs(low, al, smem_desc_advance(d_crs, off), 1);
-    wgmma_m64n128k16_bf16_rs(low, am, smem_desc_advance(d_mid, off), 1);
-    wgmma_commit();
-  }
+  for (int j = 0; j < 2; ++j)
+    issue_substep(split_a(at, r0, tq, j, scale_a, sticky), j, h, d_hi, d_mid, d_lo, d_crs, chk,
+                  low);
 }
 
 /* The K-step's chunk into the main sum by TwoSum, its rounding error into
@@ -519,6 +537,20 @@ static_assert(kSmemPreBytes <= 227 * 1024, "fits the per-block shared memory");
 static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * SA * BM * BK + 2 * 3 * SB * BN * 64,
               "epilogue fits the ring");
 
+/* Named barriers: 1 and 2 + cw the epilogue's; kTurnBar + cw: consumer
+ * cw's turn to issue its wgmmas (ping-pong). */
+constexpr int kTurnBar = 5;
+__device__ __forceinline__ void named_barrier_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+/* kPingPong: the two consumer warpgroups take turns issuing a K-step's
+ * wgmmas, so that one's TwoSum and split run while the tensor cores work
+ * the other's products (with the split warpgroup, ping-pong gained
+ * nothing, eb098f9: the split set the pace; without it the consumers run
+ * in step, both doing their FP32 work while the tensor cores wait). Same
+ * wgmmas, same order per accumulator: the same bits. */
+template <bool kPingPong>
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_presplit_kernel(const __grid_constant__ CUtensorMap tmA,
                               const __grid_constant__ CUtensorMap tmP, const Params p) {
@@ -575,9 +607,24 @@ __global__ void __launch_bounds__(384, 1)
     mbar_wait(&sm.full_a[s], (kt / SA) & 1u, 2);
     mbar_wait(&sm.full_b[u], ((kt >> 1) / SB) & 1u, 3);
     const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[u][0]);
-    consume_kstep(sm.a[s], r0, lane & 3, p.scales ? sm.scale_a : nullptr, &sm.sticky_a, d_hi,
-                  smem_desc_sw128_kmajor(sm.parts[u][1]), smem_desc_sw128_kmajor(sm.parts[u][2]),
-                  d_hi, h, chk, low);
+    const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[u][1]);
+    const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[u][2]);
+    const int16_t *scale_a = p.scales ? sm.scale_a : nullptr;
+    if (!kPingPong) {
+      consume_kstep(sm.a[s], r0, lane & 3, scale_a, &sm.sticky_a, d_hi, d_mid, d_lo, d_hi, h, chk,
+                    low);
+    } else {
+      /* both substeps split (distinct registers: a wgmma reads them until
+       * the wait), then this warpgroup's turn (the other issued its
+       * K-step; the first turn is warpgroup 0's), issue, hand the turn
+       * over (the last hand-over is never waited for) */
+      const AFrag f0 = split_a(sm.a[s], r0, lane & 3, 0, scale_a, &sm.sticky_a);
+      const AFrag f1 = split_a(sm.a[s], r0, lane & 3, 1, scale_a, &sm.sticky_a);
+      if (kt > 0 || cw > 0) named_barrier_sync(kTurnBar + cw, 256);
+      issue_substep(f0, 0, h, d_hi, d_mid, d_lo, d_hi, chk, low);
+      issue_substep(f1, 1, h, d_hi, d_mid, d_lo, d_hi, chk, low);
+      if (kt + 1 < KT || cw == 0) named_barrier_arrive(kTurnBar + (cw ^ 1), 256);
+    }
     wgmma_wait<0>();
     wgmma_reg_fence(chk);
     wgmma_reg_fence(low);
@@ -701,7 +748,7 @@ int parts_kp(int k) { return (k + 63) / 64 * 64; }
  * BF16 of device memory), B is split by a pre-pass into it and the
  * pre-split kernel runs. */
 void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st,
-            int *scales = nullptr, uint32_t *parts = nullptr) {
+            int *scales = nullptr, uint32_t *parts = nullptr, bool ping_pong = false) {
   if (scales) {
     CU(cudaMemsetAsync(scales + m + n, 0, 2 * sizeof(int), st));
     run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, scales, scales + m + n);
@@ -725,13 +772,17 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
   if (!attr) {
     CU(cudaFuncSetAttribute(bf16x6_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)kSmemBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)kSmemPreBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel<false>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel<true>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
     attr = true;
   }
   Params p{m, n, k, D, m, scales};
-  if (parts)
-    bf16x6_tn_presplit_kernel<<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
+  if (parts && ping_pong)
+    bf16x6_tn_presplit_kernel<true><<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
+  else if (parts)
+    bf16x6_tn_presplit_kernel<false><<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
   else
     bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
   CU(cudaGetLastError());
@@ -956,14 +1007,15 @@ int main(int argc, char **argv) {
       CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
       /* ours as it is, then with the rows and columns scaled (the pre-pass
        * timed with it) */
-      for (int vi = 0; vi < 4; ++vi) {
-        const int sc = vi & 1, pre = vi >> 1;
+      for (int vi = 0; vi < 6; ++vi) {
+        const int sc = vi & 1, pre = vi >> 1; /* 0 split kernel, 1 pre-split, 2 with ping-pong */
         int *sc_buf = sc ? scales : nullptr;
         uint32_t *pre_buf = pre ? parts : nullptr;
-        static const char *const variants[4] = {"plain", "scaled", "pre", "pre-sc"};
+        static const char *const variants[6] = {"plain", "scaled", "pre",
+                                                "pre-sc", "pre-pp", "pp-sc"};
         const char *variant = variants[vi];
         CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
-        launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf);
+        launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf, pre == 2);
         CU(cudaDeviceSynchronize());
         if (!pre) {
           CU(cudaMemcpy(Dkeep[sc], Do, nd * 4, cudaMemcpyDeviceToDevice));
@@ -974,7 +1026,7 @@ int main(int argc, char **argv) {
           bits_differ<<<1024, 256>>>(Do, Dkeep[sc], nd, reinterpret_cast<unsigned long long *>(sums));
           CU(cudaMemcpy(&differ, sums, 8, cudaMemcpyDeviceToHost));
           printf("%5d %5d %5d    %-8s %-6s outputs whose bits differ from %s's: %llu\n", m, n, k,
-                 names[cls], variant, differ, variants[sc]);
+                 names[cls], variant, variants[sc], differ);
           if (differ) bad = 1;
         }
         unsigned long long mism = 0;
@@ -1061,7 +1113,7 @@ int main(int argc, char **argv) {
             const int side = (turn + smp) % 2; /* each side runs first in turn */
             CU(cudaEventRecord(t0));
             for (int r = 0; r < 5; ++r) {
-              if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf);
+              if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf, pre == 2);
               else
                 CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
                                Dc, m));
