@@ -537,20 +537,6 @@ static_assert(kSmemPreBytes <= 227 * 1024, "fits the per-block shared memory");
 static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * SA * BM * BK + 2 * 3 * SB * BN * 64,
               "epilogue fits the ring");
 
-/* Named barriers: 1 and 2 + cw the epilogue's; kTurnBar + cw: consumer
- * cw's turn to issue its wgmmas (ping-pong). */
-constexpr int kTurnBar = 5;
-__device__ __forceinline__ void named_barrier_arrive(int id, int count) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
-}
-
-/* kPingPong: the two consumer warpgroups take turns issuing a K-step's
- * wgmmas, so that one's TwoSum and split run while the tensor cores work
- * the other's products (with the split warpgroup, ping-pong gained
- * nothing, eb098f9: the split set the pace; without it the consumers run
- * in step, both doing their FP32 work while the tensor cores wait). Same
- * wgmmas, same order per accumulator: the same bits. */
-template <bool kPingPong>
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_presplit_kernel(const __grid_constant__ CUtensorMap tmA,
                               const __grid_constant__ CUtensorMap tmP, const Params p) {
@@ -609,22 +595,8 @@ __global__ void __launch_bounds__(384, 1)
     const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[u][0]);
     const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[u][1]);
     const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[u][2]);
-    const int16_t *scale_a = p.scales ? sm.scale_a : nullptr;
-    if (!kPingPong) {
-      consume_kstep(sm.a[s], r0, lane & 3, scale_a, &sm.sticky_a, d_hi, d_mid, d_lo, d_hi, h, chk,
-                    low);
-    } else {
-      /* both substeps split (distinct registers: a wgmma reads them until
-       * the wait), then this warpgroup's turn (the other issued its
-       * K-step; the first turn is warpgroup 0's), issue, hand the turn
-       * over (the last hand-over is never waited for) */
-      const AFrag f0 = split_a(sm.a[s], r0, lane & 3, 0, scale_a, &sm.sticky_a);
-      const AFrag f1 = split_a(sm.a[s], r0, lane & 3, 1, scale_a, &sm.sticky_a);
-      if (kt > 0 || cw > 0) named_barrier_sync(kTurnBar + cw, 256);
-      issue_substep(f0, 0, h, d_hi, d_mid, d_lo, d_hi, chk, low);
-      issue_substep(f1, 1, h, d_hi, d_mid, d_lo, d_hi, chk, low);
-      if (kt + 1 < KT || cw == 0) named_barrier_arrive(kTurnBar + (cw ^ 1), 256);
-    }
+    consume_kstep(sm.a[s], r0, lane & 3, p.scales ? sm.scale_a : nullptr, &sm.sticky_a, d_hi,
+                  d_mid, d_lo, d_hi, h, chk, low);
     wgmma_wait<0>();
     wgmma_reg_fence(chk);
     wgmma_reg_fence(low);
@@ -748,7 +720,7 @@ int parts_kp(int k) { return (k + 63) / 64 * 64; }
  * BF16 of device memory), B is split by a pre-pass into it and the
  * pre-split kernel runs. */
 void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st,
-            int *scales = nullptr, uint32_t *parts = nullptr, bool ping_pong = false) {
+            int *scales = nullptr, uint32_t *parts = nullptr) {
   if (scales) {
     CU(cudaMemsetAsync(scales + m + n, 0, 2 * sizeof(int), st));
     run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, scales, scales + m + n);
@@ -772,17 +744,13 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
   if (!attr) {
     CU(cudaFuncSetAttribute(bf16x6_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)kSmemBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel<false>,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel<true>,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            (int)kSmemPreBytes));
     attr = true;
   }
   Params p{m, n, k, D, m, scales};
-  if (parts && ping_pong)
-    bf16x6_tn_presplit_kernel<true><<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
-  else if (parts)
-    bf16x6_tn_presplit_kernel<false><<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
+  if (parts)
+    bf16x6_tn_presplit_kernel<<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
   else
     bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
   CU(cudaGetLastError());
@@ -1007,15 +975,14 @@ int main(int argc, char **argv) {
       CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
       /* ours as it is, then with the rows and columns scaled (the pre-pass
        * timed with it) */
-      for (int vi = 0; vi < 6; ++vi) {
-        const int sc = vi & 1, pre = vi >> 1; /* 0 split kernel, 1 pre-split, 2 with ping-pong */
+      for (int vi = 0; vi < 4; ++vi) {
+        const int sc = vi & 1, pre = vi >> 1;
         int *sc_buf = sc ? scales : nullptr;
         uint32_t *pre_buf = pre ? parts : nullptr;
-        static const char *const variants[6] = {"plain", "scaled", "pre",
-                                                "pre-sc", "pre-pp", "pp-sc"};
+        static const char *const variants[4] = {"plain", "scaled", "pre", "pre-sc"};
         const char *variant = variants[vi];
         CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
-        launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf, pre == 2);
+        launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf);
         CU(cudaDeviceSynchronize());
         if (!pre) {
           CU(cudaMemcpy(Dkeep[sc], Do, nd * 4, cudaMemcpyDeviceToDevice));
@@ -1113,7 +1080,7 @@ int main(int argc, char **argv) {
             const int side = (turn + smp) % 2; /* each side runs first in turn */
             CU(cudaEventRecord(t0));
             for (int r = 0; r < 5; ++r) {
-              if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf, pre == 2);
+              if (side == 0) launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf);
               else
                 CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
                                Dc, m));
