@@ -245,11 +245,12 @@ __device__ __forceinline__ int row_of(int warp_row0, int t, int e, int g) {
 /* One CTA per SM as the bound: it lets the compiler keep every load of a
  * block in flight (with more CTAs as the bound it spends fewer registers
  * and issues the loads a few at a time, between the mma). */
-/* kPdl: launched with programmatic dependent launch (dev/decode_pdl, an
- * experiment; the table's launchers pass false): the kernel may start
- * before the previous kernel of the stream has finished, so it waits for
- * that kernel's memory before touching any, and lets the next kernel be
- * scheduled at once. */
+/* kPdl: launched with programmatic dependent launch (the table's
+ * launchers; kernels/gemm_decode.md): the kernel may start before the
+ * previous kernel of the stream has finished, so it waits for that
+ * kernel's memory before touching any (the weight included: the previous
+ * kernel may have written it), and lets the next kernel be scheduled at
+ * once (a kernel launched so waits for all of this one's memory in turn). */
 template <typename T, bool kNN, int NT, bool kPdl>
 __global__ void __launch_bounds__(kWarps * 32, 1)
     gemmshim_decode_kernel(const Params p) {
@@ -470,8 +471,8 @@ static int split_for(const gs_kernel_args *a) {
 }
 
 /* pdl_attr: the launch may overlap the previous kernel (the table's
- * launchers: false; dev/decode_pdl also launches the kernels crosswise,
- * a control). */
+ * launchers: where the driver has it; dev/decode_pdl also launches the
+ * kernels crosswise, a control). */
 template <typename T, bool kNN, int NT, bool kPdl>
 static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream, bool pdl_attr) {
   using C = Cfg<kNN, NT>;
@@ -554,10 +555,10 @@ static int load_kernel(F *kernel) {
 
 template <typename T, bool kNN>
 static int load_layout() {
-  return load_kernel(gemmshim_decode_kernel<T, kNN, 1, false>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 2, false>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 4, false>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 8, false>);
+  return load_kernel(gemmshim_decode_kernel<T, kNN, 1, true>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 2, true>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 4, true>) &&
+         load_kernel(gemmshim_decode_kernel<T, kNN, 8, true>);
 }
 
 }  // namespace gs_decode
@@ -577,12 +578,23 @@ extern "C" int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int tran
   return 1;
 }
 
+/* Programmatic dependent launch, stream capture included, needs a CUDA
+ * 12.3 driver; with an older one the same kernels launch plainly (their
+ * wait is then a no-op). */
+static bool pdl_in_driver() {
+  static const bool ok = [] {
+    int v = 0;
+    return cudaDriverGetVersion(&v) == cudaSuccess && v >= 12030;
+  }();
+  return ok;
+}
+
 extern "C" gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a) {
-  return launch<__nv_bfloat16>(a, 0);
+  return launch<__nv_bfloat16, true>(a, 0, pdl_in_driver());
 }
 
 extern "C" gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a) {
-  return launch<__half>(a, 0);
+  return launch<__half, true>(a, 0, pdl_in_driver());
 }
 
 extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) {

@@ -784,6 +784,8 @@ $(cat routes.csv)"
 [ "$(grep -c -- '--kernel kern_bf16 --shapes' "$FAKE_BENCH_LOG")" = 11 ] ||
   bad "not 11 bench calls naming kern_bf16 (6 self, 5 measured: NN is outside, once)"
 grep -q -- '--iters 25 --preheat-ms 0 --device 0' "$FAKE_BENCH_LOG" || bad "--iters/--preheat-ms not passed on"
+[ "$(grep -c -- '--after-producer' "$FAKE_BENCH_LOG")" = "$(grep -c -- '--kernel' "$FAKE_BENCH_LOG")" ] ||
+  bad "not every bench run of tune timed after a producer (--after-producer)"
 [ "$(grep -c ',verdict,' measurements-routes.csv)" = 3 ] || bad "measurements-routes.csv has not 3 verdicts"
 grep -q '^gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,-,kern_bf16,1,outside,' measurements-routes.csv ||
   bad "measurements-routes.csv does not say NN is outside kern_bf16's class"

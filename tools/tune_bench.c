@@ -299,6 +299,10 @@ static int bench_run(tb_bench *b, const tn_key *k, const char *kernel, int self,
   argv[n++] = dev_arg(b, dev);
   char math[24];
   if (self) argv[n++] = "--self";
+  /* each call after a producer kernel, as in a program: a kernel launched
+   * with programmatic dependent launch (the decode kernels) would overlap
+   * its own previous call back to back, which no program's call does */
+  argv[n++] = "--after-producer";
   /* a 16-bit call in the math mode it was made in (FP32 calls are measured
    * only in the default mode: tn_measurable) */
   if (k->math_mode >= 0 && strcmp(k->a_type, "f32")) {

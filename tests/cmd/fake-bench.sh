@@ -33,6 +33,7 @@ while [ $# -gt 0 ]; do
     --shapes) shapes=$2; shift ;;
     --csv) csv=$2; shift ;;
     --self) self=1 ;;
+    --after-producer) ;;
     --iters|--preheat-ms|--device|--math-mode|--dtype|--lt-call|--epilogue|--lt-route-workspace) shift ;;
     --lt-top) top=$2; shift ;;
     --lt-algos) algos=$2; shift ;;
