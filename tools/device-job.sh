@@ -54,6 +54,15 @@ run_check tc_probe "$B/dev/tc_probe/probe"
 # first (a protocol bug traps instead of hanging), then error and speed
 run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 64 1024 1024 1024
 run_check bf16x6 "$B/dev/bf16x6/bf16x6"
+# where its K-step's time goes: the pre-split kernel with parts of its
+# consumers' work left out, timed beside the whole one; then Nsight
+# Compute on the whole one (the probe's first launch), where ncu exists
+run_check bf16x6-probe "$B/dev/bf16x6/bf16x6" --probe
+ncu_bin=$(command -v ncu || { [ -x /usr/local/cuda/bin/ncu ] && echo /usr/local/cuda/bin/ncu; })
+[ -n "$ncu_bin" ] && run_check bf16x6-ncu "$ncu_bin" -k regex:bf16x6_tn_presplit_kernel -c 1 \
+  --section SpeedOfLight --section SchedulerStats --section WarpStateStats \
+  --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
+  --csv "$B/dev/bf16x6/bf16x6" --probe
 # issue 20's end-to-end runs: GEMM share, record, tune, step times plain
 # and tuned, A/B report (bench/tune-train.sh; 5-8 minutes each with its
 # default tuning budget: only when named in GS_CHECKS, each allowed

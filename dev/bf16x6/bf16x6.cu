@@ -64,6 +64,9 @@
  * waits (-DGS_SM90_BOUNDED_WAIT=1: a stuck wait traps with a message
  * instead of hanging the device call); its debug printf costs registers
  * (ptxas spills), so its times are not the kernel's.
+ * Probe: BUILDDIR/dev/bf16x6/bf16x6 --probe [m n k] times the pre-split
+ * kernel with parts of its consumers' work left out (kProbe, below)
+ * beside the whole kernel: timing only, exit 0.
  * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
  * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's, when the
  * scaled variants give an output a kind FP64 does not, or fail a range
@@ -79,6 +82,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <algorithm>
 #include <vector>
@@ -537,6 +541,11 @@ static_assert(kSmemPreBytes <= 227 * 1024, "fits the per-block shared memory");
 static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * SA * BM * BK + 2 * 3 * SB * BN * 64,
               "epilogue fits the ring");
 
+/* kProbe (bf16x6 --probe only, timing, wrong results): parts of the
+ * consumers' work left out, to find what holds the K-step: bit 0 the
+ * TwoSum (main += chunk), bit 1 the ten lower-product wgmmas (hi * hi
+ * only), bit 2 A's split (raw FP32 bits as the fragments). 0: the kernel. */
+template <int kProbe = 0>
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_presplit_kernel(const __grid_constant__ CUtensorMap tmA,
                               const __grid_constant__ CUtensorMap tmP, const Params p) {
@@ -595,8 +604,34 @@ __global__ void __launch_bounds__(384, 1)
     const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[u][0]);
     const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[u][1]);
     const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[u][2]);
-    consume_kstep(sm.a[s], r0, lane & 3, p.scales ? sm.scale_a : nullptr, &sm.sticky_a, d_hi,
-                  d_mid, d_lo, d_hi, h, chk, low);
+    if constexpr (kProbe == 0) {
+      consume_kstep(sm.a[s], r0, lane & 3, p.scales ? sm.scale_a : nullptr, &sm.sticky_a, d_hi,
+                    d_mid, d_lo, d_hi, h, chk, low);
+    } else {
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        AFrag f;
+        if constexpr ((kProbe & 4) != 0) {
+          const int ca = bf16x6_a_chunk(lane & 3, j);
+          const float *at = sm.a[s];
+          const uint4 x = *reinterpret_cast<const uint4 *>(at + r0 * BK + ((ca ^ (r0 & 7)) << 2));
+          const uint4 y =
+              *reinterpret_cast<const uint4 *>(at + (r0 + 8) * BK + ((ca ^ ((r0 + 8) & 7)) << 2));
+          const uint32_t w[4] = {x.x, y.x, x.z, y.z};
+#pragma unroll
+          for (int r = 0; r < 4; ++r) f.h[r] = f.m[r] = f.l[r] = f.c[r] = w[r];
+        } else {
+          f = split_a(sm.a[s], r0, lane & 3, j, nullptr, &sm.sticky_a);
+        }
+        if constexpr ((kProbe & 2) != 0) {
+          wgmma_fence();
+          wgmma_m64n128k16_bf16_rs(chk, f.h, smem_desc_advance(d_hi, bf16x6_desc_offset(h, j)), j);
+          wgmma_commit();
+        } else {
+          issue_substep(f, j, h, d_hi, d_mid, d_lo, d_hi, chk, low);
+        }
+      }
+    }
     wgmma_wait<0>();
     wgmma_reg_fence(chk);
     wgmma_reg_fence(low);
@@ -604,7 +639,12 @@ __global__ void __launch_bounds__(384, 1)
       mbar_arrive(&sm.empty_a[s]);
       if (h == 1 || kt == KT - 1) mbar_arrive(&sm.empty_b[u]);
     }
-    fold_chunk(main_sum, chk, low);
+    if constexpr ((kProbe & 1) != 0) {
+#pragma unroll
+      for (int i = 0; i < ACC; ++i) main_sum[i] += chk[i];
+    } else {
+      fold_chunk(main_sum, chk, low);
+    }
   }
   store_tile(reinterpret_cast<float *>(&sm), p, m0, n0, cw, t, main_sum, low);
 }
@@ -744,13 +784,13 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
   if (!attr) {
     CU(cudaFuncSetAttribute(bf16x6_tn_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                             (int)kSmemBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            (int)kSmemPreBytes));
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel<0>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
     attr = true;
   }
   Params p{m, n, k, D, m, scales};
   if (parts)
-    bf16x6_tn_presplit_kernel<<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
+    bf16x6_tn_presplit_kernel<0><<<(m / BM) * (n / BN), 384, kSmemPreBytes, st>>>(ta, tb, p);
   else
     bf16x6_tn_kernel<<<(m / BM) * (n / BN), 384, kSmemBytes, st>>>(ta, tb, p);
   CU(cudaGetLastError());
@@ -857,6 +897,75 @@ __global__ void err2(const float *D, const double *ref, size_t n, double *out) {
   atomicAdd(&out[1], r);
 }
 
+/* bf16x6 --probe [m n k]: the pre-split kernel with parts of its
+ * consumers' work left out (kProbe), each timed interleaved with the whole
+ * kernel, B split once before (not timed): where a K-step's time goes.
+ * The outputs are wrong by design and not looked at. */
+template <int kProbe>
+void launch_probe(const CUtensorMap &ta, const CUtensorMap &tb, const Params &p) {
+  static bool attr = false;
+  if (!attr) {
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel<kProbe>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
+    attr = true;
+  }
+  bf16x6_tn_presplit_kernel<kProbe><<<(p.m / BM) * (p.n / BN), 384, kSmemPreBytes>>>(ta, tb, p);
+  CU(cudaGetLastError());
+}
+
+int probe(int m, int n, int k) {
+  const int kp = parts_kp(k);
+  float *A, *B, *D;
+  uint32_t *parts;
+  CU(cudaMalloc(&A, (size_t)k * m * 4));
+  CU(cudaMalloc(&B, (size_t)k * n * 4));
+  CU(cudaMalloc(&D, (size_t)m * n * 4));
+  CU(cudaMalloc(&parts, (size_t)3 * n * kp * 2));
+  fill<<<1024, 256>>>(A, (size_t)k * m, 11, 0);
+  fill<<<1024, 256>>>(B, (size_t)k * n, 29, 0);
+  presplit_b<<<(n + 7) / 8, 256>>>(B, k, n, kp, parts, nullptr, m);
+  static PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
+  CUtensorMap ta, tb;
+  if (!enc || !encode_kmajor(enc, &ta, A, k, m) || !encode_parts(enc, &tb, parts, kp, 3 * (int64_t)n)) {
+    fprintf(stderr, "bf16x6: tensor map encoding failed\n");
+    return 1;
+  }
+  const Params p{m, n, k, D, m, nullptr};
+  const char *names[6] = {"whole kernel", "no TwoSum", "hi*hi wgmmas only", "no A split",
+                          "no TwoSum, no split", "hi*hi only, no TwoSum, no split"};
+  void (*const fns[6])(const CUtensorMap &, const CUtensorMap &, const Params &) = {
+      launch_probe<0>, launch_probe<1>, launch_probe<2>,
+      launch_probe<4>, launch_probe<5>, launch_probe<7>};
+  CU(cudaDeviceSynchronize());
+  cudaEvent_t t0, t1;
+  CU(cudaEventCreate(&t0));
+  CU(cudaEventCreate(&t1));
+  std::vector<float> ts[6];
+  for (int smp = 0; smp < 22; ++smp)
+    for (int turn = 0; turn < 6; ++turn) {
+      const int v = (turn + smp) % 6; /* each mode after each other */
+      CU(cudaEventRecord(t0));
+      for (int r = 0; r < 5; ++r) fns[v](ta, tb, p);
+      CU(cudaEventRecord(t1));
+      CU(cudaEventSynchronize(t1));
+      float ms;
+      CU(cudaEventElapsedTime(&ms, t0, t1));
+      if (smp >= 2) ts[v].push_back(ms / 5);
+    }
+  printf("probe %d %d %d (TN, pre-split kernel alone, medians of 20 samples of 5 calls)\n", m, n, k);
+  double whole = 0;
+  for (int v = 0; v < 6; ++v) {
+    std::sort(ts[v].begin(), ts[v].end());
+    const double ms = ts[v][ts[v].size() / 2];
+    if (v == 0) whole = ms;
+    printf("  %-34s %9.3f ms %8.1f TF/s  %6.3fx the whole kernel's time\n", names[v], ms,
+           2.0 * m * n * k / (ms * 1e9), ms / whole);
+  }
+  cudaEventDestroy(t0), cudaEventDestroy(t1);
+  cudaFree(A), cudaFree(B), cudaFree(D), cudaFree(parts);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -870,6 +979,15 @@ int main(int argc, char **argv) {
   if (prop.major != 9) {
     printf("bf16x6: %s is not sm_90: skipped\n", prop.name);
     return 77;
+  }
+  if (argc > 1 && !strcmp(argv[1], "--probe")) {
+    const int m = argc > 4 ? atoi(argv[2]) : 4096, n = argc > 4 ? atoi(argv[3]) : 4096,
+              k = argc > 4 ? atoi(argv[4]) : 4096;
+    if (m <= 0 || n <= 0 || k <= 0 || m % BM || n % BN || k % BK) {
+      fprintf(stderr, "usage: bf16x6 --probe [m n k] (multiples of 128, 128, 32)\n");
+      return 2;
+    }
+    return probe(m, n, k);
   }
   std::vector<int> dims = {4096, 4096, 256, 4096, 4096, 4096, 8192, 8192, 8192};
   if (argc > 1) {
