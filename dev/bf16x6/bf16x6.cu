@@ -544,7 +544,9 @@ static_assert(2 * BN * EPI_LD * 4 <= sizeof(float) * SA * BM * BK + 2 * 3 * SB *
 /* kProbe (bf16x6 --probe only, timing, wrong results): parts of the
  * consumers' work left out, to find what holds the K-step: bit 0 the
  * TwoSum (main += chunk), bit 1 the ten lower-product wgmmas (hi * hi
- * only), bit 2 A's split (raw FP32 bits as the fragments). 0: the kernel. */
+ * only), bit 2 A's split (raw FP32 bits as the fragments), bit 3 the
+ * loads after the first SA K-steps (the stages reused as they are). 0:
+ * the kernel. */
 template <int kProbe = 0>
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_presplit_kernel(const __grid_constant__ CUtensorMap tmA,
@@ -572,8 +574,10 @@ __global__ void __launch_bounds__(384, 1)
     /* ---- producer: one thread issues every TMA ---- */
     setmaxnreg_dec<SPLIT_REGS>();
     if (tid != 0) return;
+    /* probe bit 3: only the first SA steps loaded (B's first two pairs) */
+    const int loads = (kProbe & 8) ? min(KT, SA) : KT;
 #pragma unroll 1
-    for (int t = 0; t < KT; ++t) {
+    for (int t = 0; t < loads; ++t) {
       const int s = t % SA;
       mbar_wait(&sm.empty_a[s], ((t / SA) & 1u) ^ 1u, 4);
       mbar_arrive_expect_tx(&sm.full_a[s], TILE_BYTES);
@@ -599,8 +603,10 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll 1
   for (int kt = 0; kt < KT; ++kt) {
     const int s = kt % SA, u = (kt >> 1) % SB, h = kt & 1;
-    mbar_wait(&sm.full_a[s], (kt / SA) & 1u, 2);
-    mbar_wait(&sm.full_b[u], ((kt >> 1) / SB) & 1u, 3);
+    if (!(kProbe & 8) || kt < SA) {
+      mbar_wait(&sm.full_a[s], (kt / SA) & 1u, 2);
+      mbar_wait(&sm.full_b[u], ((kt >> 1) / SB) & 1u, 3);
+    }
     const uint64_t d_hi = smem_desc_sw128_kmajor(sm.parts[u][0]);
     const uint64_t d_mid = smem_desc_sw128_kmajor(sm.parts[u][1]);
     const uint64_t d_lo = smem_desc_sw128_kmajor(sm.parts[u][2]);
@@ -931,19 +937,21 @@ int probe(int m, int n, int k) {
     return 1;
   }
   const Params p{m, n, k, D, m, nullptr};
-  const char *names[6] = {"whole kernel", "no TwoSum", "hi*hi wgmmas only", "no A split",
-                          "no TwoSum, no split", "hi*hi only, no TwoSum, no split"};
-  void (*const fns[6])(const CUtensorMap &, const CUtensorMap &, const Params &) = {
-      launch_probe<0>, launch_probe<1>, launch_probe<2>,
-      launch_probe<4>, launch_probe<5>, launch_probe<7>};
+  constexpr int NV = 8;
+  const char *names[NV] = {"whole kernel", "no TwoSum", "hi*hi wgmmas only", "no A split",
+                           "no TwoSum, no split", "hi*hi only, no TwoSum, no split",
+                           "no loads after the first", "nothing but hi*hi wgmmas"};
+  void (*const fns[NV])(const CUtensorMap &, const CUtensorMap &, const Params &) = {
+      launch_probe<0>, launch_probe<1>, launch_probe<2>,  launch_probe<4>,
+      launch_probe<5>, launch_probe<7>, launch_probe<8>, launch_probe<15>};
   CU(cudaDeviceSynchronize());
   cudaEvent_t t0, t1;
   CU(cudaEventCreate(&t0));
   CU(cudaEventCreate(&t1));
-  std::vector<float> ts[6];
+  std::vector<float> ts[NV];
   for (int smp = 0; smp < 22; ++smp)
-    for (int turn = 0; turn < 6; ++turn) {
-      const int v = (turn + smp) % 6; /* each mode after each other */
+    for (int turn = 0; turn < NV; ++turn) {
+      const int v = (turn + smp) % NV; /* each mode after each other */
       CU(cudaEventRecord(t0));
       for (int r = 0; r < 5; ++r) fns[v](ta, tb, p);
       CU(cudaEventRecord(t1));
@@ -954,7 +962,7 @@ int probe(int m, int n, int k) {
     }
   printf("probe %d %d %d (TN, pre-split kernel alone, medians of 20 samples of 5 calls)\n", m, n, k);
   double whole = 0;
-  for (int v = 0; v < 6; ++v) {
+  for (int v = 0; v < NV; ++v) {
     std::sort(ts[v].begin(), ts[v].end());
     const double ms = ts[v][ts[v].size() / 2];
     if (v == 0) whole = ms;
