@@ -159,6 +159,7 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   cfg->route = read_bool(get, "GEMMSHIM_ROUTE", 1, warn, &bad);
   cfg->verbose = read_bool(get, "GEMMSHIM_VERBOSE", 0, warn, &bad);
   cfg->nvtx = read_bool(get, "GEMMSHIM_NVTX", 0, warn, &bad);
+  cfg->pdl = read_bool(get, "GEMMSHIM_PDL", 1, warn, &bad);
   /* a boolean, or the name of the one kernel to force */
   const char *force = get("GEMMSHIM_FORCE");
   if (force && *force && parse_bool(force) < 0) {

@@ -21,6 +21,8 @@ typedef struct gs_config_t {
   int route;        /* GEMMSHIM_ROUTE (default 1): 0 = observe and log only */
   int verbose;      /* GEMMSHIM_VERBOSE: say which library was resolved */
   int nvtx;         /* GEMMSHIM_NVTX: an NVTX range per GEMM call */
+  int pdl;          /* GEMMSHIM_PDL (default 1): kernels that can may launch
+                       with programmatic dependent launch; 0 = never */
   int force;        /* GEMMSHIM_FORCE: route every call of a kernel's class,
                        measured win or not (validation, A/B on all shapes) */
   char force_kernel[64]; /* GEMMSHIM_FORCE=name: only that kernel's class

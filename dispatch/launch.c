@@ -29,6 +29,7 @@ gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
   a.beta_dev = a.scalars_on_device ? (const float *)g->beta : NULL;
   a.bias = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS ? g->bias : NULL;
   a.stream = (cudaStream_t)g->stream;
+  a.no_pdl = !gs_config()->pdl;
   a.sm_limit = g->sm_count_target > 0 ? g->sm_count_target : 0;
   a.device = d->device;
   a.ctx_id = d->ctx ? d->ctx->id : 0;

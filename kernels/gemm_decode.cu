@@ -430,7 +430,9 @@ static int wave(int dev, int si) {
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, gemmshim_decode_kernel<__nv_bfloat16, kNN, NT, false>,
+  /* the kernel the table's launchers launch (preloaded: no lazy load
+   * here, inside a caller's call) */
+  if (cudaOccupancyMaxActiveClusters(&clusters, gemmshim_decode_kernel<__nv_bfloat16, kNN, NT, true>,
                                      &cfg) != cudaSuccess ||
       clusters <= 0) {
     (void)cudaGetLastError();
@@ -579,22 +581,21 @@ extern "C" int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int tran
 }
 
 /* Programmatic dependent launch, stream capture included, needs a CUDA
- * 12.3 driver; with an older one the same kernels launch plainly (their
- * wait is then a no-op). */
-static bool pdl_in_driver() {
-  static const bool ok = [] {
-    int v = 0;
-    return cudaDriverGetVersion(&v) == cudaSuccess && v >= 12030;
-  }();
-  return ok;
+ * 12.3 driver; with an older one (or GEMMSHIM_PDL=0: a->no_pdl) the same
+ * kernels launch plainly, their wait then a no-op. Read once by the
+ * preload (the loader's thread), so that no call waits on it. */
+static std::atomic<int> pdl_in_driver{0};
+
+static bool pdl_for(const gs_kernel_args *a) {
+  return !a->no_pdl && pdl_in_driver.load(std::memory_order_acquire);
 }
 
 extern "C" gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a) {
-  return launch<__nv_bfloat16, true>(a, 0, pdl_in_driver());
+  return launch<__nv_bfloat16, true>(a, 0, a && pdl_for(a));
 }
 
 extern "C" gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a) {
-  return launch<__half, true>(a, 0, pdl_in_driver());
+  return launch<__half, true>(a, 0, a && pdl_for(a));
 }
 
 extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) {
@@ -605,6 +606,9 @@ extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) {
 }
 
 extern "C" int gs_gemm_decode_preload(void) {
+  int v = 0;
+  pdl_in_driver.store(cudaDriverGetVersion(&v) == cudaSuccess && v >= 12030,
+                      std::memory_order_release);
   const int ok = load_layout<__nv_bfloat16, false>() && load_layout<__nv_bfloat16, true>() &&
                  load_layout<__half, false>() && load_layout<__half, true>();
   return ok ? 0 : -1;

@@ -40,8 +40,11 @@ int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int trans_a, int tr
                             const void *A, int64_t lda, const void *B, int64_t ldb,
                             const void *C, int64_t ldc, int check_c);
 
-/* A, B, C, D and bias bf16 (first) or fp16 (second). Launch on a->stream;
- * never synchronize or allocate (graph capture safe). GS_K_UNSUPPORTED
+/* A, B, C, D and bias bf16 (first) or fp16 (second). Launch on a->stream,
+ * with programmatic dependent launch where the driver has it (read by the
+ * preload) unless a->no_pdl; the kernel waits for the previous kernel's
+ * memory before touching any. Never synchronize or allocate (graph
+ * capture safe). GS_K_UNSUPPORTED
  * outside the class, GS_K_LAUNCH_FAILED when a device query or the launch
  * fails (nothing enqueued). */
 gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a);
@@ -51,8 +54,8 @@ gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a);
  * 64) times two, plus one when K is split across a cluster. */
 int gs_gemm_decode_path(const gs_kernel_args *a);
 
-/* Load every kernel of both launchers into the current context. 0 on
- * success. */
+/* Load every kernel of both launchers into the current context (and read
+ * whether the driver has programmatic dependent launch). 0 on success. */
 int gs_gemm_decode_preload(void);
 
 #ifdef __cplusplus

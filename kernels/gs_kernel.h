@@ -37,6 +37,8 @@ typedef struct gs_kernel_args {
   float alpha, beta;
   const float *alpha_dev, *beta_dev;
   const void *bias;           /* m elements added to every column, or NULL */
+  int no_pdl;                 /* launch plainly, never with programmatic
+                                 dependent launch (GEMMSHIM_PDL=0) */
   cudaStream_t stream;
   /* The caller's SM-count target (cublasSetSmCountTarget, cuBLASLt's
    * SM_COUNT_TARGET), 0 for none: a kernel whose variant says it honours

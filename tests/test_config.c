@@ -47,6 +47,7 @@ static void test_defaults(void **s)
   assert_int_equal(c.disable, 0);
   assert_int_equal(c.route, 1);
   assert_int_equal(c.verbose, 0);
+  assert_int_equal(c.pdl, 1);
   assert_string_equal(c.log_path, "");
   assert_string_equal(c.cublas_lib, "");
 }
@@ -110,10 +111,12 @@ static void test_booleans(void **s)
   set("GEMMSHIM_DISABLE", "yes");
   set("GEMMSHIM_ROUTE", "OFF");
   set("GEMMSHIM_VERBOSE", "1");
+  set("GEMMSHIM_PDL", "0");
   assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
   assert_int_equal(c.disable, 1);
   assert_int_equal(c.route, 0);
   assert_int_equal(c.verbose, 1);
+  assert_int_equal(c.pdl, 0);
 }
 
 static void test_malformed_values_warn_and_default(void **s)
