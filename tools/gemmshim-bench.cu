@@ -66,7 +66,9 @@
  * xor'ed with a zero the compiler cannot see), and never triggers its
  * dependents, as most frameworks' kernels. Every time reported is then a
  * producer and a call; the floor (with --roofline) is the producer and an
- * empty kernel. A kernel launched with programmatic dependent launch (the
+ * empty kernel, and the floor and the read ceiling are launched with
+ * programmatic dependent launch (each waiting for the producer), as the
+ * decode kernels are, so that they bound those like for like. A kernel launched with programmatic dependent launch (the
  * decode kernels) can overlap only the producer's end, as in a program;
  * back to back it would overlap its own previous launch, which flatters it.
  *
@@ -360,8 +362,12 @@ __global__ void hold_kernel(long long ns) {
   do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   while ((long long)(t - t0) < ns);
 }
-/* The launch floor. */
-__global__ void empty_kernel() {}
+/* The launch floor (kWait: launched with programmatic dependent launch, it
+ * waits for the previous kernel as a PDL kernel must). */
+template <bool kWait>
+__global__ void empty_kernel() {
+  if constexpr (kWait) asm volatile("griddepcontrol.wait;" ::: "memory");
+}
 /* --after-producer: n4 words rewritten unchanged (zero is 0). */
 __global__ void produce_kernel(uint32_t *p, size_t n4, uint32_t zero) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4;
@@ -377,9 +383,10 @@ __global__ void produce_kernel(uint32_t *p, size_t n4, uint32_t zero) {
  * else streaming (ld.global.cs). The launch bounds' minimum of one block
  * lets ptxas keep all U loads in flight (with the default it folds each
  * word before the next load is issued). */
-template <int U, int NC>
+template <int U, int NC, bool kWait>
 __global__ void __launch_bounds__(1024, 1) read_weight(const uint4 *__restrict__ p, size_t n16,
                                                     int ntail, unsigned *sink) {
+  if constexpr (kWait) asm volatile("griddepcontrol.wait;" ::: "memory");
   unsigned x = 0;
   const size_t stride = (size_t)gridDim.x * blockDim.x;
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -411,15 +418,36 @@ static std::vector<ReadCfg> read_cfgs() {
         for (int nc : {0, 1}) c.push_back(ReadCfg{g, t, u, nc});
   return c;
 }
-static void launch_read(int sms, unsigned *sink, const ReadCfg &c, const void *p, size_t bytes) {
+/* A launch of f on the default stream, with programmatic dependent launch
+ * when pdl (--after-producer: the ceiling and floor launched as the PDL
+ * decode kernels are, so that they compare like for like). */
+template <typename... P, typename... A>
+static void launch_maybe_pdl(void (*f)(P...), dim3 grid, dim3 block, bool pdl, A... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  if (pdl) cfg.attrs = attr, cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, f, args...));
+}
+template <int U, int NC>
+static void launch_read_cfg(bool pdl, dim3 grid, dim3 block, const uint4 *q, size_t n16, int ntail,
+                            unsigned *sink) {
+  if (pdl) launch_maybe_pdl(read_weight<U, NC, true>, grid, block, true, q, n16, ntail, sink);
+  else read_weight<U, NC, false><<<grid, block>>>(q, n16, ntail, sink);
+}
+static void launch_read(int sms, unsigned *sink, const ReadCfg &c, const void *p, size_t bytes,
+                        bool pdl) {
   const uint4 *q = static_cast<const uint4 *>(p); /* cudaMalloc: 256-byte aligned */
   const size_t n16 = bytes / 16;
   const int ntail = (int)(bytes % 16);
   const dim3 grid((unsigned)(sms * c.grid_mult)), block((unsigned)c.block);
-  if (c.unroll == 4 && !c.nc) read_weight<4, 0><<<grid, block>>>(q, n16, ntail, sink);
-  else if (c.unroll == 4) read_weight<4, 1><<<grid, block>>>(q, n16, ntail, sink);
-  else if (!c.nc) read_weight<8, 0><<<grid, block>>>(q, n16, ntail, sink);
-  else read_weight<8, 1><<<grid, block>>>(q, n16, ntail, sink);
+  if (c.unroll == 4 && !c.nc) launch_read_cfg<4, 0>(pdl, grid, block, q, n16, ntail, sink);
+  else if (c.unroll == 4) launch_read_cfg<4, 1>(pdl, grid, block, q, n16, ntail, sink);
+  else if (!c.nc) launch_read_cfg<8, 0>(pdl, grid, block, q, n16, ntail, sink);
+  else launch_read_cfg<8, 1>(pdl, grid, block, q, n16, ntail, sink);
   CKL();
 }
 static double now_us() {
@@ -877,14 +905,15 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   auto call = [&](int which) {
     if (which == 3) {
       if (b.after_producer) produce((int)(next_set % nsets));
-      empty_kernel<<<1, 32>>>();
+      if (b.after_producer) launch_maybe_pdl(empty_kernel<true>, dim3(1), dim3(32), true);
+      else empty_kernel<false><<<1, 32>>>();
       CKL();
       return;
     }
     const int s = (int)(next_set++ % nsets);
     if (b.after_producer) produce(s);
     if (which == 1) cublas_side(b, p, A[s], B[s], C[s]);
-    else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes);
+    else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes, b.after_producer);
     else if (launch(A[s], B[s], C[s]) != GS_K_OK) die("%s: launch failed\n", v->name);
   };
   cudaEvent_t e0, e1;
@@ -1103,7 +1132,8 @@ static void usage() {
           "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
           "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n"
           "  --after-producer: a kernel that rewrites op(B) before every call of every\n"
-          "  side (a decode step's order); every time is then the pair.\n"
+          "  side (a decode step's order); every time is then the pair; with --roofline\n"
+          "  the ceiling and floor are launched with programmatic dependent launch.\n"
           "  --self: cuBLAS against itself, timed as a kernel would be (the method's\n"
           "  noise); NAME gives the data type, any shape of it is timed.\n"
           "  --list-csv: the kernel table as CSV (kernel,dtype). --identity: this\n"
@@ -1696,7 +1726,8 @@ int main(int argc, char **argv) {
     snprintf(header + len, sizeof header - len,
              "# after-producer: every time is a producer kernel (rewrites op(B), never triggers "
              "its dependents) and then the call%s\n",
-             roofline ? "; the floor is the producer and an empty kernel" : "");
+             roofline ? "; the floor is the producer and an empty kernel; the floor and the "
+                        "ceiling launched with programmatic dependent launch" : "");
   }
   fputs(header, stdout);
   fflush(stdout);

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../dispatch/config.h"
 #include "../../dispatch/route.h"
@@ -637,15 +638,18 @@ static void reruns(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 }
 
 /* tests/gpu/late_producer.cu */
-cudaError_t gs_check_late_write(void *dst, const void *src, size_t bytes, long long spin_ns,
-                                cudaStream_t st);
+cudaError_t gs_check_late_write(void *dst, const void *src, size_t bytes, const int *go,
+                                long long timeout_ns, cudaStream_t st);
 
 /* A producer kernel right before the call that lets the next kernel be
  * scheduled at once (programmatic dependent launch) and writes op(B) only
- * 20 us later: the call must give the bytes of a call made with that B in
- * place. A kernel launched with PDL that did not wait for the previous
- * kernel's memory would read the old B (dev/decode_pdl's control shows it
- * does, on the device); a plain launch waits anyway. */
+ * when the host says so, 500 us after the call has returned (the shim
+ * never waits on the GPU inside a call; a timeout of 1 s keeps a wrong
+ * one from hanging the check): the call must give the bytes of a call
+ * made with that B in place. A kernel launched with PDL that did not wait
+ * for the previous kernel's memory would have read the old B by then
+ * (dev/decode_pdl's control shows it does, on the device); a plain launch
+ * waits anyway. */
 static void after_late_producer(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   int ta, tb;
@@ -669,13 +673,21 @@ static void after_late_producer(cublasHandle_t h, cublasLtHandle_t lt, const gs_
   upload(p.type, p.B, p.hB, n_b(&p));
   reset(&p, &s);
   uint64_t before = served(v);
-  CU(gs_check_late_write(p.B, b2, bb, 20000, st));
+  int *go = NULL, *go_dev = NULL;
+  CU(cudaHostAlloc((void **)&go, sizeof *go, cudaHostAllocMapped));
+  __atomic_store_n(go, 0, __ATOMIC_SEQ_CST);
+  CU(cudaHostGetDevicePointer((void **)&go_dev, go, 0));
+  CU(gs_check_late_write(p.B, b2, bb, go_dev, 1000000000LL, st));
   CB(call(h, lt, &p, &s, 1));
+  usleep(500);
+  __atomic_store_n(go, 1, __ATOMIC_SEQ_CST);
   CU(cudaStreamSynchronize(st));
+  cudaFreeHost(go);
   ok &= served(v) == before + 1;
   CU(cudaMemcpy(got, out_of(&p, &s), cb, cudaMemcpyDeviceToHost));
-  verdict(v->name, "after a producer that lets the call start at once and writes op(B) 20 us "
-          "later: the bytes of a call made after it", ok && !memcmp(want, got, cb), 0, 0);
+  verdict(v->name, "after a producer that lets the call start at once and writes op(B) once "
+          "the call has returned: the bytes of a call made after it", ok && !memcmp(want, got, cb),
+          0, 0);
   CB(cublasSetStream_v2(h, 0));
   cudaStreamDestroy(st);
   cudaFree(b2);
