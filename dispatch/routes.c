@@ -40,16 +40,15 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  *   program, PDL made the kernel faster than its plain launch on every
  *   shape measured), each n range also won in -run1, -halfwave-...-run3
  *   or decode_split-h200-2026-12-03.csv on the same code path; exact rows
- *   for the measured n, a range for the n between. Four more exact rows
- *   (4096x1x4096 TN, 1024x{1,8}x4096 NN, 4096x1x4096 NN, BF16) won after
- *   a producer with PDL in three runs: presplit-pdl-h200-2026-12-05/
- *   gemm_decode_bf16-after-producer.csv and two of dev/decode_pdl
- *   (presplit-pdl-h200-2026-12-05/decode_pdl.csv, bf16x6-pp-decode-pdl-
- *   tune-train-h200-2026-12-05/decode_pdl.csv); time: the first's pair,
- *   ratio: the lowest of the three. The after-producer CSVs show more
- *   wins, but they are one run each and their cuBLAS side ran 0.7-1.1 us
- *   slower than dev/decode_pdl's on the same shapes (not explained): not
- *   used until a second run agrees.
+ *   for the measured n, a range for the n between, all measured with
+ *   the kernel launched plainly (as with GEMMSHIM_PDL=0). Shapes
+ *   that win only with PDL (4096x1x4096 TN, 1024x{1,8}x4096 NN,
+ *   4096x1x4096 NN, BF16: after a producer in three runs,
+ *   presplit-pdl-h200-2026-12-05/ and bf16x6-pp-decode-pdl-tune-train-
+ *   h200-2026-12-05/; plainly launched they lose, 0.94-0.98x) are not
+ *   routed while a row cannot say that it needs PDL; the after-producer
+ *   CSVs' other wins are one run each, and their cuBLAS side ran 0.7-1.2
+ *   us slower than dev/decode_pdl's on the small shapes (not explained).
  * - gemm_sgemm_simt: none (no shape at 1.02x SGEMM in
  *   bench/results/sgemm_simt-*.csv): reachable under GEMMSHIM_FORCE. */
 const char gs_default_routes[] =
@@ -85,10 +84,6 @@ const char gs_default_routes[] =
   "*,bf16,bf16,bf16,32f,NN,*,5120,4,5120,1,*,gemm_decode_bf16,17.9,1.0204\n"
   "*,bf16,bf16,bf16,32f,NN,*,5120,1-4,5120,1,*,gemm_decode_bf16,-,1.0204\n"
   "*,bf16,bf16,bf16,32f,NN,*,32000,1,4096,1,*,gemm_decode_bf16,63.44,1.0217\n"
-  "*,bf16,bf16,bf16,32f,TN,*,4096,1,4096,1,*,gemm_decode_bf16,14.62,1.024\n"
-  "*,bf16,bf16,bf16,32f,NN,*,1024,1,4096,1,*,gemm_decode_bf16,8.69,1.112\n"
-  "*,bf16,bf16,bf16,32f,NN,*,1024,8,4096,1,*,gemm_decode_bf16,9.21,1.086\n"
-  "*,bf16,bf16,bf16,32f,NN,*,4096,1,4096,1,*,gemm_decode_bf16,14.57,1.031\n"
   "*,f16,f16,f16,32f,TN,*,1024,1,4096,1,*,gemm_decode_f16,6.51,1.2276\n"
   "*,f16,f16,f16,32f,TN,*,1024,2,4096,1,*,gemm_decode_f16,6.54,1.2284\n"
   "*,f16,f16,f16,32f,TN,*,1024,4,4096,1,*,gemm_decode_f16,6.64,1.2078\n"

@@ -68,7 +68,9 @@
  * producer and a call; the floor (with --roofline) is the producer and an
  * empty kernel, and the floor and the read ceiling are launched with
  * programmatic dependent launch (each waiting for the producer), as the
- * decode kernels are, so that they bound those like for like. A kernel launched with programmatic dependent launch (the
+ * decode kernels are, so that they bound those like for like.
+ * GEMMSHIM_PDL=0 in the environment launches our kernels as the shim then
+ * does: plainly. A kernel launched with programmatic dependent launch (the
  * decode kernels) can overlap only the producer's end, as in a program;
  * back to back it would overlap its own previous launch, which flatters it.
  *
@@ -502,6 +504,8 @@ struct Bench {
   int math_mode;   /* of the described call (describe) */
   int roofline;    /* --roofline: also the read ceiling and the launch floor */
   int after_producer; /* --after-producer: a producer kernel before every call */
+  int no_pdl;      /* GEMMSHIM_PDL=0 in the environment: launched as the shim
+                      then launches (plainly) */
   int sms;         /* the GPU's SM count (the read kernel's grids) */
   int self;        /* --self: "ours" is cuBLAS again (the noise of the method) */
   unsigned *sink;  /* the read kernel's never-taken store */
@@ -606,6 +610,7 @@ static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *
   a.alpha = k_one, a.beta = k_zero, a.stream = 0;
   a.bias = b.lt_call && b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
   a.sm_limit = b.sm_target, a.device = b.device, a.ctx_id = b.ctx_id;
+  a.no_pdl = b.no_pdl;
   return a;
 }
 
@@ -1628,6 +1633,16 @@ int main(int argc, char **argv) {
   }
   b.roofline = roofline;
   b.after_producer = after_producer;
+  /* GEMMSHIM_PDL as the shim reads it (a boolean, default on; a value
+   * that is not one: a usage error here, where the shim warns) */
+  if (const char *pdl = getenv("GEMMSHIM_PDL")) {
+    if (!strcasecmp(pdl, "0") || !strcasecmp(pdl, "false") || !strcasecmp(pdl, "no") ||
+        !strcasecmp(pdl, "off"))
+      b.no_pdl = 1;
+    else if (strcasecmp(pdl, "1") && strcasecmp(pdl, "true") && strcasecmp(pdl, "yes") &&
+             strcasecmp(pdl, "on"))
+      die("GEMMSHIM_PDL=\"%s\" is not a boolean\n", pdl);
+  }
   const std::vector<Problem> shapes = read_shapes(shapes_path);
 
   use_device(device);
@@ -1720,6 +1735,12 @@ int main(int argc, char **argv) {
              "launch configurations per weight size), floor = an empty kernel; both timed "
              "as the GEMMs; gbps = weight bytes / time, pct_ceiling = ceiling / time\n",
              read_cfgs().size());
+  }
+  if (b.no_pdl) {
+    const size_t len = strlen(header);
+    snprintf(header + len, sizeof header - len,
+             "# GEMMSHIM_PDL=0: kernels launched plainly, never with programmatic dependent "
+             "launch\n");
   }
   if (after_producer) {
     const size_t len = strlen(header);
