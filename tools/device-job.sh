@@ -105,6 +105,11 @@ if [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ]; then
   for k in gemm_decode_bf16 gemm_decode_f16; do
     run_check "bench-$k" "$B/tools/gemmshim-bench" --kernel $k --shapes bench/shapes/decode.txt \
       --roofline --csv "$OUT/bench-$k.csv"
+    # as in a program: each call of every side after a producer kernel
+    # (the decode kernels launch with PDL; the ceiling and floor then too)
+    run_check "bench-$k-after-producer" "$B/tools/gemmshim-bench" --kernel $k \
+      --shapes bench/shapes/decode.txt --roofline --after-producer \
+      --csv "$OUT/bench-$k-after-producer.csv"
   done
 fi
 echo "=== summary"
