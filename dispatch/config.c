@@ -9,8 +9,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-/* 1/0 for the usual spellings of a boolean, -1 for anything else. */
-static int parse_bool(const char *s)
+int gs_parse_bool(const char *s)
 {
   static const char *const yes[] = { "1", "true", "yes", "on" };
   static const char *const no[] = { "0", "false", "no", "off" };
@@ -26,7 +25,7 @@ static int read_bool(gs_getenv_fn get, const char *name, int dflt, FILE *warn,
 {
   const char *s = get(name);
   if (!s || !*s) return dflt;
-  int v = parse_bool(s);
+  int v = gs_parse_bool(s);
   if (v < 0) {
     if (warn)
       fprintf(warn, "gemmshim: %s=\"%s\" is not a boolean (use 1 or 0); using %d\n",
@@ -162,7 +161,7 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   cfg->pdl = read_bool(get, "GEMMSHIM_PDL", 1, warn, &bad);
   /* a boolean, or the name of the one kernel to force */
   const char *force = get("GEMMSHIM_FORCE");
-  if (force && *force && parse_bool(force) < 0) {
+  if (force && *force && gs_parse_bool(force) < 0) {
     static const char name_chars[] = "abcdefghijklmnopqrstuvwxyz0123456789_";
     if (strlen(force) >= sizeof cfg->force_kernel || strspn(force, name_chars) != strlen(force)) {
       if (warn)

@@ -4,6 +4,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define GS_PATH_MAX 4096
 #define GS_AB_SCRATCH_MB_DEFAULT 1024
 
@@ -82,5 +86,13 @@ void gs_config_reload(void);
 /* In the child of a fork (one thread): expand %p in the log paths again,
  * with the child's process id, so that its rows go to a file of its own. */
 void gs_config_after_fork(void);
+
+/* 1/0 for the spellings of a boolean the GEMMSHIM_* variables take (1,
+ * true, yes, on / 0, false, no, off, any case), -1 for anything else. */
+int gs_parse_bool(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

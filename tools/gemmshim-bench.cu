@@ -102,6 +102,7 @@
 #include <string>
 #include <vector>
 
+#include "config.h"
 #include "identity.h"
 #include "lt_algo.h"
 #include "lt_run.h"
@@ -1636,12 +1637,9 @@ int main(int argc, char **argv) {
   /* GEMMSHIM_PDL as the shim reads it (a boolean, default on; a value
    * that is not one: a usage error here, where the shim warns) */
   if (const char *pdl = getenv("GEMMSHIM_PDL")) {
-    if (!strcasecmp(pdl, "0") || !strcasecmp(pdl, "false") || !strcasecmp(pdl, "no") ||
-        !strcasecmp(pdl, "off"))
-      b.no_pdl = 1;
-    else if (strcasecmp(pdl, "1") && strcasecmp(pdl, "true") && strcasecmp(pdl, "yes") &&
-             strcasecmp(pdl, "on"))
-      die("GEMMSHIM_PDL=\"%s\" is not a boolean\n", pdl);
+    const int on = gs_parse_bool(pdl);
+    if (on < 0) die("GEMMSHIM_PDL=\"%s\" is not a boolean\n", pdl);
+    b.no_pdl = !on;
   }
   const std::vector<Problem> shapes = read_shapes(shapes_path);
 

@@ -655,6 +655,25 @@ __global__ void __launch_bounds__(384, 1)
   store_tile(reinterpret_cast<float *>(&sm), p, m0, n0, cw, t, main_sum, low);
 }
 
+/* A run of k values (a row of op(A) or column of op(B), K-major), read by
+ * one warp: the exponent of its largest finite |value| clamped to [-126,
+ * 126] (0 when none: the scaled row's largest then lies in [1, 4), or at
+ * or above 2^-23 for a row of subnormals), in every lane; *wild whether
+ * it holds an Inf or NaN. */
+__device__ int run_exponent(const float *r, int64_t k, int lane, bool *wild) {
+  uint32_t mx = 0, nf = 0;
+  for (int64_t i = lane; i < k; i += 32) {
+    const uint32_t b = __float_as_uint(r[i]) & 0x7fffffffu;
+    if (b < 0x7f800000u) mx = max(mx, b); /* finite only */
+    else nf = 1;
+  }
+  for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  *wild = __any_sync(0xffffffffu, nf);
+  int e = 0;
+  if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
+  return max(-126, min(126, e));
+}
+
 /* The pre-pass for pre-split B: one warp a column of op(B) (k values,
  * K-major), lane L writing elements 2 L, 2 L + 1 of each 64 (one 32-bit
  * word of each part, the warp 128 contiguous bytes a part). With scales
@@ -669,17 +688,8 @@ __global__ void presplit_b(const float *B, int k, int n, int kp, uint32_t *parts
   float f = 1.f;
   bool sticky = false;
   if (scales) {
-    uint32_t mx = 0, wild = 0;
-    for (int i = lane; i < k; i += 32) {
-      const uint32_t b = __float_as_uint(col[i]) & 0x7fffffffu;
-      if (b < 0x7f800000u) mx = max(mx, b);
-      else wild = 1;
-    }
-    for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    wild = __any_sync(0xffffffffu, wild);
-    int e = 0;
-    if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
-    e = max(-126, min(126, e));
+    bool wild;
+    const int e = run_exponent(col, k, lane, &wild);
     if (lane == 0) {
       scales[m + c] = e;
       if (wild) atomicOr(&scales[m + n + 1], 1);
@@ -719,27 +729,15 @@ int encode_kmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, const
              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-/* The scales: per run of k values (a row of op(A) or column of op(B), K-
- * major), the exponent of its largest finite |value| clamped to [-126,
- * 126] (0 when none: the scaled row's largest then lies in [1, 4), or at
- * or above 2^-23 for a row of subnormals), one warp a run; *nonfinite set
- * when a run holds an Inf or NaN. */
+/* The scales: each run's exponent (run_exponent), one warp a run;
+ * *nonfinite set when a run holds an Inf or NaN. */
 __global__ void run_exponents(const float *x, int64_t k, int runs, int *out, int *nonfinite) {
   const int warp = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
   if (warp >= runs) return;
-  const float *r = x + (int64_t)warp * k;
-  uint32_t mx = 0, wild = 0;
-  for (int64_t i = lane; i < k; i += 32) {
-    const uint32_t b = __float_as_uint(r[i]) & 0x7fffffffu;
-    if (b < 0x7f800000u) mx = max(mx, b); /* finite only */
-    else wild = 1;
-  }
-  for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-  wild = __any_sync(0xffffffffu, wild);
+  bool wild;
+  const int e = run_exponent(x + (int64_t)warp * k, k, lane, &wild);
   if (lane == 0) {
-    int e = 0;
-    if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
-    out[warp] = max(-126, min(126, e));
+    out[warp] = e;
     if (wild) atomicOr(nonfinite, 1);
   }
 }

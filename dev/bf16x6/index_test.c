@@ -58,6 +58,15 @@ static float bf16_value(uint16_t h)
 /* bank group of a byte address (16-byte groups, 8 per 128 bytes) */
 static int group_of(int byte) { return (byte >> 4) & 7; }
 
+/* the part tile's element that wgmma reads as index kk of row n through a
+ * descriptor advanced by off bytes (128-byte swizzle, K-major) */
+static float wgmma_reads(int n, int off, int kk)
+{
+  const int b = off + 2 * kk;
+  const int byte = n * 128 + ((((b >> 4) ^ (n & 7))) << 4) + (b & 15);
+  return bf16_value(part[byte / 2]);
+}
+
 static void check_conflict_free(const int *bytes, int n, const char *what, int j)
 {
   for (int p = 0; p < n; p += 8) {
@@ -104,11 +113,8 @@ int main(void)
       const int off = bf16x6_desc_offset(h, j);
       for (int n = 0; n < ROWS; n++)
         for (int kk = 0; kk < 16; kk++) {
-          const int b = off + 2 * kk;
-          const int byte = n * 128 + ((((b >> 4) ^ (n & 7))) << 4) + (b & 15);
-          const float got = bf16_value(part[byte / 2]);
           const float want = raw_b[raw_index(n, bf16x6_raw_k(kk, j))];
-          if (got != want) fail("B: index kk of substep j is not raw k", n, kk, j, h);
+          if (wgmma_reads(n, off, kk) != want) fail("B: index kk of substep j is not raw k", n, kk, j, h);
         }
     }
   }
@@ -177,10 +183,8 @@ int main(void)
         const int off = bf16x6_desc_offset(h, j);
         for (int n = 0; n < ROWS; n++)
           for (int kk = 0; kk < 16; kk++) {
-            const int b = off + 2 * kk;
-            const int byte = n * 128 + ((((b >> 4) ^ (n & 7))) << 4) + (b & 15);
             const float want = ldexpf((float)((n % 4) * 64 + 32 * h + bf16x6_raw_k(kk, j) + 1), n / 4);
-            if (bf16_value(part[byte / 2]) != want) fail("pre-split: index kk of substep j is not raw k", n, kk, j, h);
+            if (wgmma_reads(n, off, kk) != want) fail("pre-split: index kk of substep j is not raw k", n, kk, j, h);
           }
       }
   }
