@@ -51,18 +51,18 @@ run_check decode_pdl "$B/dev/decode_pdl/pdl"
 # the tensor cores' FP32 accumulation, fitted to tools/tc_model.h (for tools/f32-emu)
 run_check tc_probe "$B/dev/tc_probe/probe"
 # the BF16x6 FP32 kernel's first cut (TN): a small shape with bounded waits
-# first (a protocol bug traps instead of hanging), then error and speed
-run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 64 1024 1024 1024
+# first (a protocol bug traps instead of hanging; 96: an odd number of
+# K-steps), then error and speed
+run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 64 256 256 96 1024 1024 1024
 run_check bf16x6 "$B/dev/bf16x6/bf16x6"
-# where its K-step's time goes: the pre-split kernel with parts of its
-# consumers' work left out, timed beside the whole one; then Nsight
-# Compute on the whole one (the probe's first launch), where ncu exists
-run_check bf16x6-probe "$B/dev/bf16x6/bf16x6" --probe
+# Nsight Compute on the kernel that splits nothing (both operands
+# pre-split: tensor pipe, issue, stall reasons), where ncu exists
 ncu_bin=$(command -v ncu || { [ -x /usr/local/cuda/bin/ncu ] && echo /usr/local/cuda/bin/ncu; })
-[ -n "$ncu_bin" ] && run_check bf16x6-ncu "$ncu_bin" -k regex:bf16x6_tn_presplit_kernel -c 1 \
+[ -n "$ncu_bin" ] && run_check bf16x6-ncu "$ncu_bin" -k regex:bf16x6_tn_presplit_ab_kernel -c 1 \
   --section SpeedOfLight --section SchedulerStats --section WarpStateStats \
-  --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
-  --csv "$B/dev/bf16x6/bf16x6" --probe
+  --section ComputeWorkloadAnalysis --section InstructionStats \
+  --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active' \
+  "$B/dev/bf16x6/bf16x6" 4096 4096 4096
 # issue 20's end-to-end runs: GEMM share, record, tune, step times plain
 # and tuned, A/B report (bench/tune-train.sh; 5-8 minutes each with its
 # default tuning budget: only when named in GS_CHECKS, each allowed

@@ -67,6 +67,15 @@ static float wgmma_reads(int n, int off, int kk)
   return bf16_value(part[byte / 2]);
 }
 
+/* the same read, modelled as the hardware does it: the swizzle applied to
+ * the final byte address (bits 4-6 XOR bits 7-9) of a descriptor that
+ * starts `start` bytes into the tile (row r of the operand it describes) */
+static float wgmma_reads_at(int start, int r, int off, int kk)
+{
+  const int addr = start + r * 128 + off + 2 * kk;
+  return bf16_value(part[(addr ^ (((addr >> 7) & 7) << 4)) / 2]);
+}
+
 static void check_conflict_free(const int *bytes, int n, const char *what, int j)
 {
   for (int p = 0; p < n; p += 8) {
@@ -186,6 +195,17 @@ int main(void)
             const float want = ldexpf((float)((n % 4) * 64 + 32 * h + bf16x6_raw_k(kk, j) + 1), n / 4);
             if (wgmma_reads(n, off, kk) != want) fail("pre-split: index kk of substep j is not raw k", n, kk, j, h);
           }
+        /* A's part tile (both operands pre-split): consumer warpgroup cw's
+         * descriptor starts at row 64 cw (byte 8192 cw) and reads its rows
+         * 0..63 with the same K order as B's */
+        for (int cw = 0; cw < 2; cw++)
+          for (int r = 0; r < 64; r++)
+            for (int kk = 0; kk < 16; kk++) {
+              const int n = 64 * cw + r;
+              const float want = ldexpf((float)((n % 4) * 64 + 32 * h + bf16x6_raw_k(kk, j) + 1), n / 4);
+              if (wgmma_reads_at(8192 * cw, r, off, kk) != want)
+                fail("pre-split A: a consumer's row r, index kk is not raw k", cw, r, kk, j);
+            }
       }
   }
   /* every raw k of a K-step once: the two substeps together are the step */
@@ -198,6 +218,6 @@ int main(void)
     printf("index_test: FAIL (%d)\n", failures);
     return 1;
   }
-  printf("index_test: B parts (split and pre-split), A fragments, coverage and bank conflicts: all hold\n");
+  printf("index_test: B parts (split and pre-split), A fragments, pre-split A, coverage and bank conflicts: all hold\n");
   return 0;
 }
