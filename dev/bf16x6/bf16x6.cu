@@ -623,13 +623,13 @@ __global__ void __launch_bounds__(384, 1)
  * makes the main sum non-finite and the epilogue writes that alone, so the
  * outputs are the split kernel's bit for bit (the harness checks). One
  * producer thread loads a pair of K-steps of all six parts a stage (96 KB;
- * two stages). */
+ * two stages); the consumers take turns (ping-pong, below). */
 constexpr int SP = 2; /* stages of a pair of K-steps, A's and B's parts */
 
-/* kPingPong (experiment: BF16X6_PINGPONG=1 in the harness): the consumer
- * warpgroups take turns issuing a K-step's wgmmas (named barriers kTurnBar
- * + cw), so one's TwoSum can run while the tensor cores work the other's
- * products; the same wgmmas in the same order per accumulator. */
+/* Ping-pong: the consumer warpgroups take turns issuing a K-step's wgmmas
+ * (named barriers kTurnBar + cw; 1 and 2 + cw are store_tile's), so that
+ * one's TwoSum runs while the tensor cores work the other's products; the
+ * same wgmmas in the same order per accumulator. */
 constexpr int kTurnBar = 5;
 __device__ __forceinline__ void named_barrier_arrive(int id, int count) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
@@ -645,7 +645,6 @@ static_assert(kSmemABBytes <= 227 * 1024, "fits the per-block shared memory");
 static_assert(2 * BN * EPI_LD * 4 <= sizeof(__nv_bfloat16) * SP * 3 * (BM + BN) * 64,
               "epilogue fits the ring");
 
-template <bool kPingPong>
 __global__ void __launch_bounds__(384, 1)
     bf16x6_tn_presplit_ab_kernel(const __grid_constant__ CUtensorMap tmPA,
                                  const __grid_constant__ CUtensorMap tmPB, const Params p) {
@@ -696,7 +695,8 @@ __global__ void __launch_bounds__(384, 1)
     const uint64_t b_hi = smem_desc_sw128_kmajor(sm.b[u][0]);
     const uint64_t b_mid = smem_desc_sw128_kmajor(sm.b[u][1]);
     const uint64_t b_lo = smem_desc_sw128_kmajor(sm.b[u][2]);
-    if (kPingPong && (kt > 0 || cw > 0)) named_barrier_sync(kTurnBar + cw, 256);
+    /* this warpgroup's turn (the first is warpgroup 0's) */
+    if (kt > 0 || cw > 0) named_barrier_sync(kTurnBar + cw, 256);
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const uint32_t off = bf16x6_desc_offset(h, j);
@@ -709,7 +709,8 @@ __global__ void __launch_bounds__(384, 1)
       wgmma_m64n128k16_bf16(low, smem_desc_advance(a_mid, off), smem_desc_advance(b_mid, off), 1);
       wgmma_commit();
     }
-    if (kPingPong && (kt + 1 < KT || cw == 0)) named_barrier_arrive(kTurnBar + (cw ^ 1), 256);
+    /* the other's turn (its last one is never waited for) */
+    if (kt + 1 < KT || cw == 0) named_barrier_arrive(kTurnBar + (cw ^ 1), 256);
     wgmma_wait<0>();
     wgmma_reg_fence(chk);
     wgmma_reg_fence(low);
@@ -881,19 +882,14 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
                             (int)kSmemBytes));
     CU(cudaFuncSetAttribute(bf16x6_tn_presplit_kernel,
                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemPreBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_ab_kernel<false>,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemABBytes));
-    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_ab_kernel<true>,
+    CU(cudaFuncSetAttribute(bf16x6_tn_presplit_ab_kernel,
                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSmemABBytes));
     attr = true;
   }
   Params p{m, n, k, D, m, scales};
   const int grid = (m / BM) * (n / BN);
-  static const bool pingpong = getenv("BF16X6_PINGPONG") && atoi(getenv("BF16X6_PINGPONG"));
-  if (parts && parts_a && pingpong)
-    bf16x6_tn_presplit_ab_kernel<true><<<grid, 384, kSmemABBytes, st>>>(ta, tb, p);
-  else if (parts && parts_a)
-    bf16x6_tn_presplit_ab_kernel<false><<<grid, 384, kSmemABBytes, st>>>(ta, tb, p);
+  if (parts && parts_a)
+    bf16x6_tn_presplit_ab_kernel<<<grid, 384, kSmemABBytes, st>>>(ta, tb, p);
   else if (parts)
     bf16x6_tn_presplit_kernel<<<grid, 384, kSmemPreBytes, st>>>(ta, tb, p);
   else
