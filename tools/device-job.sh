@@ -51,9 +51,9 @@ run_check decode_pdl "$B/dev/decode_pdl/pdl"
 # the tensor cores' FP32 accumulation, fitted to tools/tc_model.h (for tools/f32-emu)
 run_check tc_probe "$B/dev/tc_probe/probe"
 # the BF16x6 FP32 kernel's first cut (TN): a small shape with bounded waits
-# first (a protocol bug traps instead of hanging; 96: an odd number of
-# K-steps), then error and speed
-run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 64 256 256 96 1024 1024 1024
+# first (a protocol bug traps instead of hanging; 32 and 96: one and three
+# K-steps, the odd counts), then error and speed
+run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 32 256 256 64 256 256 96 1024 1024 1024
 run_check bf16x6 "$B/dev/bf16x6/bf16x6"
 # Nsight Compute on the kernel that splits nothing (both operands
 # pre-split: tensor pipe, issue, stall reasons), where ncu exists

@@ -527,6 +527,7 @@ __global__ void __launch_bounds__(384, 1)
  * checks). The pre-pass reads B as float2: B must be 8-byte aligned. */
 constexpr int SA = 4, SB = 3; /* raw A stages (a K-step each), part stages (two K-steps each) */
 constexpr uint32_t PAIR_BYTES = BN * 64 * 2; /* one part of two K-steps: 16 KB */
+static_assert(BM == BN, "A's part tiles are PAIR_BYTES too (both operands pre-split)");
 
 struct SmemPre {
   alignas(1024) float a[SA][BM * BK];
@@ -749,8 +750,8 @@ __device__ int run_exponent(const float *r, int64_t k, int lane, bool *wild) {
  * when the run holds an Inf or NaN), read from exps when not; small values
  * sticky when *other, the other operand's flag, is set. x is read as
  * float2: it must be 8-byte aligned. */
-__global__ void presplit(const float *x, int k, int runs, int kp, uint32_t *parts, int *exps,
-                         int *flag, const int *other) {
+__global__ void presplit(const float *__restrict__ x, int k, int runs, int kp,
+                         uint32_t *__restrict__ parts, int *exps, int *flag, const int *other) {
   const int c = (int)((blockIdx.x * (size_t)blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
   if (c >= runs) return;
   const float *col = x + (int64_t)c * k;
@@ -773,22 +774,31 @@ __global__ void presplit(const float *x, int k, int runs, int kp, uint32_t *part
   }
   const int within = bf16x6_presplit_raw(2 * lane); /* even: a float2 */
   const size_t part_words = (size_t)runs * kp / 2;
-  uint32_t *out = parts + (size_t)c * kp / 2 + lane;
-  /* unrolled: a few loads in flight per warp (one is too few to keep
+  uint32_t *const out = parts + (size_t)c * kp / 2 + lane;
+  /* groups of G chunks of 64 values: the group's loads issued before its
+   * stores, so that a warp has G loads in flight (one is too few to keep
    * DRAM busy) */
-#pragma unroll 4
-  for (int base = 0; base < kp; base += 64, out += 32) {
-    const int raw = base + within;
-    float2 v = make_float2(0.f, 0.f);
-    if (raw < k) v = *reinterpret_cast<const float2 *>(col + raw);
-    if (exps) {
-      const float4 y = scale4(make_float4(v.x, v.y, 0.f, 0.f), f, sticky);
-      v = make_float2(y.x, y.y);
+  constexpr int G = 4;
+  for (int base = 0; base < kp; base += 64 * G) {
+    float2 v[G];
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      const int raw = base + 64 * q + within;
+      v[q] = raw < k ? __ldg(reinterpret_cast<const float2 *>(col + raw)) : make_float2(0.f, 0.f);
     }
-    const gs_bf16x3 a = gs_bf16x3_split(v.x), b = gs_bf16x3_split(v.y);
-    out[0] = a.hi | ((uint32_t)b.hi << 16);
-    out[part_words] = a.mid | ((uint32_t)b.mid << 16);
-    out[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
+#pragma unroll
+    for (int q = 0; q < G; ++q) {
+      if (base + 64 * q >= kp) break;
+      if (exps) {
+        const float4 y = scale4(make_float4(v[q].x, v[q].y, 0.f, 0.f), f, sticky);
+        v[q] = make_float2(y.x, y.y);
+      }
+      const gs_bf16x3 a = gs_bf16x3_split(v[q].x), b = gs_bf16x3_split(v[q].y);
+      uint32_t *o = out + (size_t)(base / 64 + q) * 32;
+      o[0] = a.hi | ((uint32_t)b.hi << 16);
+      o[part_words] = a.mid | ((uint32_t)b.mid << 16);
+      o[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
+    }
   }
 }
 
@@ -853,8 +863,8 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
     if (!parts) run_exponents<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, exps_b, flag_b);
   }
   const int kp = parts_kp(k);
-  if ((parts && (uintptr_t)B % 8) || (parts_a && (uintptr_t)A % 8)) {
-    fprintf(stderr, "bf16x6: a pre-split operand must be 8-byte aligned\n");
+  if ((parts && (uintptr_t)B % 8) || (parts_a && (uintptr_t)A % 8) || (parts && k % 2)) {
+    fprintf(stderr, "bf16x6: a pre-split operand must be 8-byte aligned, k even (float2 reads)\n");
     exit(1);
   }
   /* Each split wants the other operand's flag (its small values sticky
@@ -864,7 +874,10 @@ void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaS
     presplit<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, kp, parts, exps_b, flag_b, flag_a);
   if (parts && parts_a)
     presplit<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, kp, parts_a, exps_a, nullptr, flag_b);
-  if (prepass_only) return;
+  if (prepass_only) {
+    CU(cudaGetLastError());
+    return;
+  }
   static PFN_cuTensorMapEncodeTiled_v12000 enc = get_encode();
   CUtensorMap ta, tb;
   const bool encoded =
