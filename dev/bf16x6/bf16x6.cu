@@ -322,14 +322,6 @@ __device__ __forceinline__ void fold_chunk(float (&main_sum)[ACC], const float (
   }
 }
 
-/* x 2^e, correctly rounded, as ldexpf gives it: one multiplication by the
- * power of two where that is a normal float (exact, or one rounding when
- * the result is subnormal), ldexpf only beyond (its general path costs
- * several times more) */
-__device__ __forceinline__ float times_pow2(float x, int e) {
-  return (e >= -126 && e <= 127) ? x * __int_as_float((127 + e) << 23) : ldexpf(x, e);
-}
-
 /* Epilogue of consumer warpgroup cw (thread t of it): D = main + low,
  * staged column-major through shared memory at base (the drained ring),
  * the scales multiplied back when there are any. */
@@ -362,8 +354,8 @@ __device__ __forceinline__ void store_tile(float *base, const Params &p, int m0,
     float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
     if (p.scales) { /* the scales back: exact unless D over- or underflows */
       const int sb = scale_of_b(p, n0 + col);
-      a4.x = times_pow2(a4.x, sa[0] + sb), a4.y = times_pow2(a4.y, sa[1] + sb);
-      a4.z = times_pow2(a4.z, sa[2] + sb), a4.w = times_pow2(a4.w, sa[3] + sb);
+      a4.x = ldexpf(a4.x, sa[0] + sb), a4.y = ldexpf(a4.y, sa[1] + sb);
+      a4.z = ldexpf(a4.z, sa[2] + sb), a4.w = ldexpf(a4.w, sa[3] + sb);
     }
     *reinterpret_cast<float4 *>(p.D + ((int64_t)n0 + col) * p.ldd + row_g) = a4;
   }
