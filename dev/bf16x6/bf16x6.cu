@@ -13,22 +13,26 @@
  * outputs' mean lies three standard deviations under FLT_MAX: many
  * outputs within 2^-8 of it, a few beyond): reported beside the
  * emulation's prediction.
- * Every case runs six times: "plain", and "scaled": a pre-pass finds each
+ * Every case runs twelve times: "plain", and "scaled": a pre-pass finds each
  * row of op(A)'s and column of op(B)'s largest exponent, the consumers
  * scale A's rows and the split warpgroup B's columns, in registers as they
  * load them, by the inverse power of two before splitting, and the
  * epilogue multiplies the scales back (the range's remedy); then "pre" and
  * "pre-sc", the same with B split by a pre-pass into global memory (its
  * own kernel, below), and "pre-ab" and "pre-ab-sc", A split so too (the
- * kernel that splits nothing). The pre-split variants' outputs must equal
- * plain's and scaled's bit for bit. The pre-passes are timed with ours,
- * and alone ("pre us").
+ * kernel that splits nothing); then those two in the layouts NN, NT and
+ * TT ("NN-ab", ...: an MN-major operand is read so by its pre-pass, the
+ * main kernel is the same), each beside SGEMM in its layout. The
+ * pre-split variants' outputs must equal plain's and scaled's bit for
+ * bit, in every layout. The pre-passes are timed with ours, and alone
+ * ("pre us").
  * Runs (H100 and H200, 2026-12-05): kernels/gemm_f32_bf16x9.md; what was
  * tried and dropped (chunks of 64 k, ping-pong on the kernels that split
  * A, the probe) is in its table, with the commit that holds the code.
  *
  * D[m,n] = sum_k A[k,m] B[k,n] (column-major, A and B stored K-major: the
- * TN call of cuBLAS), alpha 1, beta 0.
+ * TN call of cuBLAS; the other layouts only through both pre-passes),
+ * alpha 1, beta 0.
  *
  * Kernel (the 3xTF32 kernel's skeleton, kernels/gemm_f32_3xtf32.cu):
  *   - Block tile 128 x 128, K-step 32 (one 128-byte FP32 swizzle row);
@@ -722,6 +726,13 @@ __global__ void __launch_bounds__(384, 1)
   store_tile(reinterpret_cast<float *>(&sm), p, m0, n0, cw, t, main_sum, low);
 }
 
+/* The exponent of a run whose largest finite |value| has the bits mx. */
+__device__ __forceinline__ int exponent_of(uint32_t mx) {
+  int e = 0;
+  if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
+  return max(-126, min(126, e));
+}
+
 /* A run of k values (a row of op(A) or column of op(B), K-major), read by
  * one warp: the exponent of its largest finite |value| clamped to [-126,
  * 126] (0 when none: the scaled row's largest then lies in [1, 4), or at
@@ -737,9 +748,7 @@ __device__ int run_exponent(const float *r, int64_t k, int lane, bool *wild) {
   }
   for (int o = 16; o; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
   *wild = __any_sync(0xffffffffu, nf);
-  int e = 0;
-  if (mx) frexpf(__uint_as_float(mx), &e), e -= 1;
-  return max(-126, min(126, e));
+  return exponent_of(mx);
 }
 
 /* The pre-pass that splits an operand: one warp a run of k values (a
@@ -803,6 +812,79 @@ __global__ void presplit(const float *__restrict__ x, int k, int runs, int kp,
   }
 }
 
+/* An MN-major operand (element (run r, k index kk) at x[kk * runs + r]:
+ * op(A) of an N call, op(B) of a T call), for the other layouts; its
+ * parts are the K-major operand's, so the main kernel is the same.
+ *
+ * The exponents, in two steps: each block takes 32 runs (a warp's lanes)
+ * and a slice of k (blockIdx.y), its 8 warps 8 interleaved rows of it,
+ * and folds the largest finite |value|'s bits into bits[r] (atomicMax:
+ * non-negative bit patterns order as the values do), setting *nonfinite
+ * on an Inf or NaN; then exps_of_bits turns bits into exponents in
+ * place (bits must start zeroed). */
+__global__ void run_bits_mn(const float *__restrict__ x, int k, int runs, int *bits,
+                            int *nonfinite) {
+  __shared__ uint32_t part[8][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int r = blockIdx.x * 32 + lane;
+  const int per = (k + gridDim.y - 1) / gridDim.y, k0 = blockIdx.y * per, k1 = min(k, k0 + per);
+  uint32_t mx = 0, nf = 0;
+  if (r < runs) {
+#pragma unroll 4
+    for (int kk = k0 + warp; kk < k1; kk += 8) {
+      const uint32_t b = __float_as_uint(x[(int64_t)kk * runs + r]) & 0x7fffffffu;
+      if (b < 0x7f800000u) mx = max(mx, b);
+      else nf = 1;
+    }
+  }
+  part[warp][lane] = mx;
+  if (__syncthreads_or(nf) && threadIdx.x == 0) atomicOr(nonfinite, 1);
+  if (warp == 0 && r < runs) {
+    for (int w = 1; w < 8; ++w) mx = max(mx, part[w][lane]);
+    if (mx) atomicMax(&bits[r], (int)mx);
+  }
+}
+__global__ void exps_of_bits(int *bits, int runs) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < runs) bits[r] = exponent_of((uint32_t)bits[r]);
+}
+
+/* The split of an MN-major operand: a block 64 runs and every
+ * gridDim.y-th chunk of 64 k from blockIdx.y's on, through a shared tile
+ * of 64 k x 64 runs at a time (read along the runs: coalesced), each warp
+ * then writing 8 runs' parts as presplit does (lane L elements 2 L, 2 L +
+ * 1 of each 64, in the K permutation's order). With exps: x 2^-s, sticky
+ * when *other is set. */
+__global__ void presplit_mn(const float *__restrict__ x, int k, int runs, int kp,
+                            uint32_t *__restrict__ parts, const int *exps, const int *other) {
+  __shared__ float tile[64][65];
+  const int r0 = blockIdx.x * 64, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const size_t part_words = (size_t)runs * kp / 2;
+  const int within = bf16x6_presplit_raw(2 * lane); /* even */
+  const bool sticky = exps && *other != 0;
+  for (int base = 64 * blockIdx.y; base < kp; base += 64 * gridDim.y) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      const int kk = (threadIdx.x >> 6) + 4 * i, r = threadIdx.x & 63;
+      const int gk = base + kk, gr = r0 + r;
+      tile[kk][r] = gk < k && gr < runs ? x[(int64_t)gk * runs + gr] : 0.f;
+    }
+    __syncthreads();
+    for (int j = 0; j < 8; ++j) {
+      const int r = warp * 8 + j, gr = r0 + r;
+      if (gr >= runs) break; /* warp-uniform */
+      float4 v = make_float4(tile[within][r], tile[within + 1][r], 0.f, 0.f);
+      if (exps) v = scale4(v, unscale_of(exps[gr]), sticky);
+      const gs_bf16x3 a = gs_bf16x3_split(v.x), b = gs_bf16x3_split(v.y);
+      uint32_t *o = parts + (size_t)gr * kp / 2 + base / 2 + lane;
+      o[0] = a.hi | ((uint32_t)b.hi << 16);
+      o[part_words] = a.mid | ((uint32_t)b.mid << 16);
+      o[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
+    }
+    __syncthreads();
+  }
+}
+
 /* ------------------------------------------------------------- host side */
 
 int encode_kmajor(PFN_cuTensorMapEncodeTiled_v12000 enc, CUtensorMap *map, const float *ptr,
@@ -851,30 +933,61 @@ int parts_kp(int k) { return (k + 63) / 64 * 64; }
  * and the kernel splits the scaled rows. With parts (3 n parts_kp(k)
  * BF16 of device memory), B is split by a pre-pass into it and the
  * pre-split kernel runs; with parts_a too (3 m parts_kp(k) BF16), A as
- * well, and the kernel that splits nothing runs. prepass_only: the
- * pre-passes alone (the harness times them). */
+ * well, and the kernel that splits nothing runs. Then, and only then, an
+ * operand may be MN-major instead (a_kmajor / b_kmajor false: A stored m
+ * x k, an N call's; B stored n x k, a T call's): only its pre-pass
+ * differs. prepass_only: the pre-passes alone (the harness times them). */
 void launch(const float *A, const float *B, float *D, int m, int n, int k, cudaStream_t st,
             int *scales = nullptr, uint32_t *parts = nullptr, uint32_t *parts_a = nullptr,
-            bool prepass_only = false) {
+            bool prepass_only = false, bool a_kmajor = true, bool b_kmajor = true) {
+  const bool ab = parts && parts_a;
+  if (!ab && (!a_kmajor || !b_kmajor)) {
+    fprintf(stderr, "bf16x6: an MN-major operand needs both operands pre-split\n");
+    exit(1);
+  }
   int *exps_a = scales, *exps_b = scales ? scales + m : nullptr;
   int *flag_a = scales ? scales + m + n : nullptr, *flag_b = scales ? scales + m + n + 1 : nullptr;
+  /* an MN-major operand's exponents: the largest bits by slices of k,
+   * then turned into exponents (blocks enough for a few per SM) */
+  auto exps_mn = [&](const float *x, int runs, int *exps, int *flag) {
+    CU(cudaMemsetAsync(exps, 0, (size_t)runs * sizeof(int), st));
+    const int bx = (runs + 31) / 32, slices = std::max(1, std::min(k / 64, 528 / bx));
+    run_bits_mn<<<dim3(bx, slices), 256, 0, st>>>(x, k, runs, exps, flag);
+    exps_of_bits<<<(runs + 255) / 256, 256, 0, st>>>(exps, runs);
+  };
   if (scales) {
     CU(cudaMemsetAsync(flag_a, 0, 2 * sizeof(int), st));
-    run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, exps_a, flag_a);
+    if (a_kmajor) run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, exps_a, flag_a);
+    else exps_mn(A, m, exps_a, flag_a);
     if (!parts) run_exponents<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, exps_b, flag_b);
   }
   const int kp = parts_kp(k);
-  if ((parts && (uintptr_t)B % 8) || (parts_a && (uintptr_t)A % 8) || (parts && k % 2)) {
-    fprintf(stderr, "bf16x6: a pre-split operand must be 8-byte aligned, k even (float2 reads)\n");
+  const bool b_float2 = parts && b_kmajor, a_float2 = ab && a_kmajor;
+  if ((b_float2 && (uintptr_t)B % 8) || (a_float2 && (uintptr_t)A % 8) ||
+      ((b_float2 || a_float2) && k % 2)) {
+    fprintf(stderr, "bf16x6: a K-major pre-split operand must be 8-byte aligned, k even (float2 reads)\n");
     exit(1);
   }
   /* Each split wants the other operand's flag (its small values sticky
    * where that holds an Inf or NaN): A's exponents and flag first (above),
-   * then B's split, which finds B's, then A's */
-  if (parts)
+   * then B's split, which finds B's (K-major) or follows their pass
+   * (MN-major), then A's */
+  if (parts && b_kmajor)
     presplit<<<(n + 7) / 8, 256, 0, st>>>(B, k, n, kp, parts, exps_b, flag_b, flag_a);
-  if (parts && parts_a)
+  /* MN-major: 64 runs a block, the chunks of k spread over enough blocks
+   * for a few per SM */
+  auto grid_mn = [&](int runs) {
+    const int bx = (runs + 63) / 64;
+    return dim3(bx, std::max(1, std::min(kp / 64, 528 / bx)));
+  };
+  if (parts && !b_kmajor) {
+    if (scales) exps_mn(B, n, exps_b, flag_b);
+    presplit_mn<<<grid_mn(n), 256, 0, st>>>(B, k, n, kp, parts, exps_b, flag_a);
+  }
+  if (ab && a_kmajor)
     presplit<<<(m + 7) / 8, 256, 0, st>>>(A, k, m, kp, parts_a, exps_a, nullptr, flag_b);
+  if (ab && !a_kmajor)
+    presplit_mn<<<grid_mn(m), 256, 0, st>>>(A, k, m, kp, parts_a, exps_a, flag_b);
   if (prepass_only) {
     CU(cudaGetLastError());
     return;
@@ -945,6 +1058,15 @@ __global__ void scale_all(float *p, size_t n, float f) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x)
     p[i] *= f;
+}
+/* an MN-major copy of a K-major operand: dst[kk * runs + r] = src[r * k + kk] */
+__global__ void to_mn_major(const float *src, int k, int runs, float *dst) {
+  const size_t n = (size_t)k * runs;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    const size_t r = i % runs, kk = i / runs; /* i indexes dst: writes coalesced */
+    dst[i] = src[r * k + kk];
+  }
 }
 __global__ void widen(const float *s, double *d, size_t n) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
@@ -1038,7 +1160,7 @@ int main(int argc, char **argv) {
   cublasHandle_t hb;
   CB(cublasCreate(&hb));
   int bad = 0;
-  printf("%-18s %-8s %-9s %11s %11s %7s %9s %9s %7s %8s\n", "m n k (TN)", "data", "ours", "ours err",
+  printf("%-18s %-8s %-9s %11s %11s %7s %9s %9s %7s %8s\n", "m n k", "data", "ours", "ours err",
          "SGEMM err", "ratio", "ours TF/s", "SGEMM", "speed", "pre us");
   for (size_t c = 0; c < dims.size(); c += 3) {
     const int m = dims[c], n = dims[c + 1], k = dims[c + 2];
@@ -1066,6 +1188,9 @@ int main(int argc, char **argv) {
     CU(cudaMalloc(&Dkeep[1], nd * 4));
     CU(cudaMalloc(&parts, (size_t)3 * n * parts_kp(k) * 2));
     CU(cudaMalloc(&parts_a, (size_t)3 * m * parts_kp(k) * 2));
+    float *A_mn, *B_mn; /* the operands MN-major: A of an N call (m x k), B of a T call */
+    CU(cudaMalloc(&A_mn, na * 4));
+    CU(cudaMalloc(&B_mn, nb * 4));
     /* 0-3: timed (3: kinds only); 4-7: the exponent range, not timed:
      * data class, A's and B's scale ranges, and whether the bound is
      * required there (else reported) */
@@ -1124,22 +1249,35 @@ int main(int argc, char **argv) {
       }
       widen<<<1024, 256>>>(A, A64, na);
       widen<<<1024, 256>>>(B, B64, nb);
+      to_mn_major<<<1024, 256>>>(A, k, m, A_mn);
+      to_mn_major<<<1024, 256>>>(B, k, n, B_mn);
       CU(cudaGetLastError());
       const double one = 1, zero = 0;
       const float onef = 1, zerof = 0;
       CB(cublasDgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A64, k, B64, k, &zero, ref, m));
       CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof, Dc, m));
       /* ours as it is, then with the rows and columns scaled (the pre-pass
-       * timed with it) */
-      for (int vi = 0; vi < 6; ++vi) {
-        const int sc = vi & 1, pre = vi >> 1; /* pre: 0 none, 1 B, 2 A and B */
+       * timed with it); 6-11: both pre-split in the other layouts (an
+       * operand MN-major: its pre-pass reads it so), against SGEMM in the
+       * same layout */
+      for (int vi = 0; vi < 12; ++vi) {
+        const int sc = vi & 1, pre = vi < 6 ? vi >> 1 : 2; /* pre: 0 none, 1 B, 2 A and B */
         int *sc_buf = sc ? scales : nullptr;
         uint32_t *pre_buf = pre ? parts : nullptr, *pre_a = pre == 2 ? parts_a : nullptr;
-        static const char *const variants[6] = {"plain", "scaled", "pre", "pre-sc", "pre-ab",
-                                                "pre-ab-sc"};
+        static const char *const variants[12] = {"plain", "scaled", "pre",   "pre-sc",
+                                                 "pre-ab", "pre-ab-sc", "NN-ab", "NN-ab-sc",
+                                                 "NT-ab", "NT-ab-sc", "TT-ab", "TT-ab-sc"};
         const char *variant = variants[vi];
+        /* layout: A K-major unless NN or NT, B unless NT or TT */
+        const bool a_km = vi < 6 || vi >= 10, b_km = vi < 8;
+        const float *Ax = a_km ? A : A_mn, *Bx = b_km ? B : B_mn;
+        const cublasOperation_t op_a = a_km ? CUBLAS_OP_T : CUBLAS_OP_N;
+        const cublasOperation_t op_b = b_km ? CUBLAS_OP_N : CUBLAS_OP_T;
+        const int lda = a_km ? k : m, ldb = b_km ? k : n;
+        if (vi >= 6) /* SGEMM in this layout: its errors, kinds and time beside ours */
+          CB(cublasSgemm(hb, op_a, op_b, m, n, k, &onef, Ax, lda, Bx, ldb, &zerof, Dc, m));
         CU(cudaMemset(Do, 0xff, nd * 4)); /* NaN */
-        launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf, pre_a);
+        launch(Ax, Bx, Do, m, n, k, 0, sc_buf, pre_buf, pre_a, false, a_km, b_km);
         CU(cudaDeviceSynchronize());
         if (!pre) {
           CU(cudaMemcpy(Dkeep[sc], Do, nd * 4, cudaMemcpyDeviceToDevice));
@@ -1247,10 +1385,9 @@ int main(int argc, char **argv) {
             CU(cudaEventRecord(t0));
             for (int r = 0; r < 5; ++r) {
               if (side == 1)
-                CB(cublasSgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &onef, A, k, B, k, &zerof,
-                               Dc, m));
+                CB(cublasSgemm(hb, op_a, op_b, m, n, k, &onef, Ax, lda, Bx, ldb, &zerof, Dc, m));
               else
-                launch(A, B, Do, m, n, k, 0, sc_buf, pre_buf, pre_a, side == 2);
+                launch(Ax, Bx, Do, m, n, k, 0, sc_buf, pre_buf, pre_a, side == 2, a_km, b_km);
             }
             CU(cudaEventRecord(t1));
             CU(cudaEventSynchronize(t1));
@@ -1275,7 +1412,7 @@ int main(int argc, char **argv) {
     }
     cudaFree(A), cudaFree(B), cudaFree(Do), cudaFree(Dc), cudaFree(A64), cudaFree(B64);
     cudaFree(ref), cudaFree(sums), cudaFree(scales), cudaFree(parts), cudaFree(parts_a);
-    cudaFree(Dkeep[0]), cudaFree(Dkeep[1]);
+    cudaFree(Dkeep[0]), cudaFree(Dkeep[1]), cudaFree(A_mn), cudaFree(B_mn);
   }
   cublasDestroy(hb);
   return bad;
