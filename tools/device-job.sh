@@ -55,6 +55,9 @@ run_check tc_probe "$B/dev/tc_probe/probe"
 # K-steps, the odd counts), then error and speed
 run_check bf16x6-debug "$B/dev/bf16x6/bf16x6-debug" 256 256 32 256 256 64 256 256 96 1024 1024 1024
 run_check bf16x6 "$B/dev/bf16x6/bf16x6"
+# issue 21's accuracy criteria for the kernel meant to ship: three seeds,
+# K = 256, 4096, 16384, every layout, Frobenius and elementwise
+run_check bf16x6-accuracy "$B/dev/bf16x6/bf16x6" --accuracy
 # Nsight Compute on the kernel that splits nothing (both operands
 # pre-split: tensor pipe, issue, stall reasons), where ncu exists
 ncu_bin=$(command -v ncu || { [ -x /usr/local/cuda/bin/ncu ] && echo /usr/local/cuda/bin/ncu; })

@@ -70,6 +70,9 @@
  * waits (-DGS_SM90_BOUNDED_WAIT=1: a stuck wait traps with a message
  * instead of hanging the device call); its debug printf costs registers
  * (ptxas spills), so its times are not the kernel's.
+ * Accuracy: BUILDDIR/dev/bf16x6/bf16x6 --accuracy [m n]: issue 21's
+ * criteria for the kernel meant to ship (accuracy(), below; exit 1 when
+ * one is missed).
  * Run: BUILDDIR/dev/bf16x6/bf16x6 [m n k ...] on an H100 or H200 (exit 77
  * without a GPU; 1 when an error is NaN or ours is not within 4x SGEMM's,
  * when the scaled variants give an output a kind FP64 does not, or fail a
@@ -1134,6 +1137,142 @@ __global__ void err2(const float *D, const double *ref, size_t n, double *out) {
   atomicAdd(&out[1], r);
 }
 
+/* |x| widened (for |A| |B|, the elementwise criterion's denominator) */
+__global__ void widen_abs(const float *s, double *d, size_t n) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x)
+    d[i] = fabs((double)s[i]);
+}
+/* the worst |D - ref| / (|A| |B|) over the outputs whose denominator is
+ * positive and whose reference lies within FP32's range; as the bits of
+ * a non-negative double (they order as the values do) */
+__global__ void worst_elementwise(const float *D, const double *ref, const double *absref,
+                                  size_t n, unsigned long long *out) {
+  double w = 0;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    if (!(absref[i] > 0) || !(fabs(ref[i]) <= (double)FLT_MAX)) continue;
+    const double r = fabs((double)D[i] - ref[i]) / absref[i];
+    w = r == r ? fmax(w, r) : INFINITY; /* a NaN output is the worst */
+  }
+  atomicMax(out, (unsigned long long)__double_as_longlong(w));
+}
+
+/* bf16x6 --accuracy [m n]: issue 21's accuracy criteria for the kernel
+ * meant to ship (both operands pre-split, scaled): randn, wide and
+ * uniform [0, 1) data, K = 256, 4096 and 16384, three seeds, every
+ * layout (TN, NN, NT, TT), ours and SGEMM in the same layout against
+ * FP64: the relative Frobenius error and the worst elementwise error
+ * |D - ref| / (|A| |B|); per K, class, layout and measure, the median
+ * and the worst ratio ours / SGEMM over the seeds must be at most 1.0
+ * and 1.1. Every layout's outputs must also equal TN's bit for bit.
+ * Exit 1 when either fails. m = n = 2048 unless given. */
+int accuracy(int m, int n) {
+  const int ks[3] = {256, 4096, 16384};
+  const char *cls_names[3] = {"randn", "wide", "uniform01"}, *lay_names[4] = {"TN", "NN", "NT", "TT"};
+  cublasHandle_t hb;
+  CB(cublasCreate(&hb));
+  int bad = 0;
+  printf("accuracy: both operands pre-split, scaled; %d x %d; ratios ours / SGEMM (SGEMM in the "
+         "same layout), over three seeds\n", m, n);
+  printf("%6s %-9s %-3s %-11s %8s %8s %8s   %s\n", "K", "data", "lay", "measure", "seed 1",
+         "seed 2", "seed 3", "median / worst (criterion 1.0 / 1.1)");
+  for (int ki = 0; ki < 3; ++ki) {
+    const int k = ks[ki];
+    const size_t na = (size_t)k * m, nb = (size_t)k * n, nd = (size_t)m * n;
+    float *A, *B, *A_mn, *B_mn, *Do, *Dc, *Dtn;
+    double *A64, *B64, *ref, *absref, *sums;
+    int *scales;
+    uint32_t *parts, *parts_a;
+    CU(cudaMalloc(&A, na * 4));
+    CU(cudaMalloc(&B, nb * 4));
+    CU(cudaMalloc(&A_mn, na * 4));
+    CU(cudaMalloc(&B_mn, nb * 4));
+    CU(cudaMalloc(&Do, nd * 4));
+    CU(cudaMalloc(&Dc, nd * 4));
+    CU(cudaMalloc(&Dtn, nd * 4));
+    CU(cudaMalloc(&A64, na * 8));
+    CU(cudaMalloc(&B64, nb * 8));
+    CU(cudaMalloc(&ref, nd * 8));
+    CU(cudaMalloc(&absref, nd * 8));
+    CU(cudaMalloc(&sums, 16));
+    CU(cudaMalloc(&scales, (size_t)(m + n + 2) * sizeof(int)));
+    CU(cudaMalloc(&parts, (size_t)3 * n * parts_kp(k) * 2));
+    CU(cudaMalloc(&parts_a, (size_t)3 * m * parts_kp(k) * 2));
+    for (int cls = 0; cls < 3; ++cls) {
+      double ratio[4][2][3]; /* layout, measure (Frobenius, elementwise), seed */
+      for (int seed = 0; seed < 3; ++seed) {
+        fill<<<1024, 256>>>(A, na, 101 + 7 * seed + 31 * cls, cls);
+        fill<<<1024, 256>>>(B, nb, 211 + 7 * seed + 31 * cls, cls);
+        to_mn_major<<<1024, 256>>>(A, k, m, A_mn);
+        to_mn_major<<<1024, 256>>>(B, k, n, B_mn);
+        const double one = 1, zero = 0;
+        const float onef = 1, zerof = 0;
+        widen<<<1024, 256>>>(A, A64, na);
+        widen<<<1024, 256>>>(B, B64, nb);
+        CB(cublasDgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A64, k, B64, k, &zero, ref, m));
+        widen_abs<<<1024, 256>>>(A, A64, na);
+        widen_abs<<<1024, 256>>>(B, B64, nb);
+        CB(cublasDgemm(hb, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A64, k, B64, k, &zero, absref,
+                       m));
+        for (int lay = 0; lay < 4; ++lay) {
+          const bool a_km = lay == 0 || lay == 3, b_km = lay <= 1;
+          const float *Ax = a_km ? A : A_mn, *Bx = b_km ? B : B_mn;
+          CB(cublasSgemm(hb, a_km ? CUBLAS_OP_T : CUBLAS_OP_N, b_km ? CUBLAS_OP_N : CUBLAS_OP_T, m,
+                         n, k, &onef, Ax, a_km ? k : m, Bx, b_km ? k : n, &zerof, Dc, m));
+          CU(cudaMemset(Do, 0xff, nd * 4));
+          launch(Ax, Bx, Do, m, n, k, 0, scales, parts, parts_a, false, a_km, b_km);
+          CU(cudaDeviceSynchronize());
+          if (lay == 0) {
+            CU(cudaMemcpy(Dtn, Do, nd * 4, cudaMemcpyDeviceToDevice));
+          } else {
+            unsigned long long differ = 0;
+            CU(cudaMemset(sums, 0, 8));
+            bits_differ<<<1024, 256>>>(Do, Dtn, nd, reinterpret_cast<unsigned long long *>(sums));
+            CU(cudaMemcpy(&differ, sums, 8, cudaMemcpyDeviceToHost));
+            if (differ) {
+              printf("%6d %-9s %-3s seed %d: %llu outputs whose bits differ from TN's\n", k,
+                     cls_names[cls], lay_names[lay], seed + 1, differ);
+              bad = 1;
+            }
+          }
+          double e[2][2], w[2];
+          for (int side = 0; side < 2; ++side) {
+            CU(cudaMemset(sums, 0, 16));
+            err2<<<1024, 256>>>(side ? Dc : Do, ref, nd, sums);
+            CU(cudaMemcpy(e[side], sums, 16, cudaMemcpyDeviceToHost));
+            unsigned long long wb = 0;
+            CU(cudaMemset(sums, 0, 8));
+            worst_elementwise<<<1024, 256>>>(side ? Dc : Do, ref, absref, nd,
+                                             reinterpret_cast<unsigned long long *>(sums));
+            CU(cudaMemcpy(&wb, sums, 8, cudaMemcpyDeviceToHost));
+            memcpy(&w[side], &wb, 8);
+          }
+          ratio[lay][0][seed] = sqrt(e[0][0] / e[0][1]) / sqrt(e[1][0] / e[1][1]);
+          ratio[lay][1][seed] = w[0] / w[1];
+        }
+      }
+      for (int lay = 0; lay < 4; ++lay)
+        for (int ms = 0; ms < 2; ++ms) {
+          double r[3] = {ratio[lay][ms][0], ratio[lay][ms][1], ratio[lay][ms][2]};
+          std::sort(r, r + 3);
+          /* NaN (no error on SGEMM's side, or ours NaN) fails: !(<=) */
+          const bool ok = r[1] <= 1.0 && r[2] <= 1.1 && r[0] == r[0];
+          printf("%6d %-9s %-3s %-11s %8.3f %8.3f %8.3f   %.3f / %.3f %s\n", k, cls_names[cls],
+                 lay_names[lay], ms ? "elementwise" : "Frobenius", ratio[lay][ms][0],
+                 ratio[lay][ms][1], ratio[lay][ms][2], r[1], r[2], ok ? "ok" : "MISS");
+          if (!ok) bad = 1;
+        }
+    }
+    cudaFree(A), cudaFree(B), cudaFree(A_mn), cudaFree(B_mn), cudaFree(Do), cudaFree(Dc);
+    cudaFree(Dtn), cudaFree(A64), cudaFree(B64), cudaFree(ref), cudaFree(absref), cudaFree(sums);
+    cudaFree(scales), cudaFree(parts), cudaFree(parts_a);
+  }
+  cublasDestroy(hb);
+  printf("accuracy: %s\n", bad ? "FAIL" : "every criterion met");
+  return bad;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -1147,6 +1286,14 @@ int main(int argc, char **argv) {
   if (prop.major != 9) {
     printf("bf16x6: %s is not sm_90: skipped\n", prop.name);
     return 77;
+  }
+  if (argc > 1 && !strcmp(argv[1], "--accuracy")) {
+    const int m = argc > 3 ? atoi(argv[2]) : 2048, n = argc > 3 ? atoi(argv[3]) : 2048;
+    if (m <= 0 || n <= 0 || m % BM || n % BN) {
+      fprintf(stderr, "usage: bf16x6 --accuracy [m n] (multiples of 128)\n");
+      return 2;
+    }
+    return accuracy(m, n);
   }
   std::vector<int> dims = {4096, 4096, 256, 4096, 4096, 4096, 8192, 8192, 8192};
   if (argc > 1) {
