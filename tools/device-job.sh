@@ -48,6 +48,17 @@ run_check bitident "$B/dev/bf16_stage1/bitident"
 run_check decode_split "$B/dev/decode_split/sweep"
 # the decode kernel with programmatic dependent launch, beside plain and cuBLAS
 run_check decode_pdl "$B/dev/decode_pdl/pdl"
+# the two harnesses' cuBLAS gap after a producer (kernels/gemm_decode.md):
+# dev/decode_pdl on the legacy stream as the bench runs, and the bench
+# with B and C fixed, and with a longer hold
+gap_shapes=$(grep -v '^#' bench/shapes/decode_gap.txt | tr '\n' ' ')
+run_check decode_pdl-gap "$B/dev/decode_pdl/pdl" $gap_shapes
+run_check decode_pdl-gap-legacy "$B/dev/decode_pdl/pdl" --legacy-stream $gap_shapes
+for ctl in "" --fixed-bc --long-hold; do
+  [ -x "$B/tools/gemmshim-bench" ] && [ -z "${GS_NO_BENCH:-}" ] &&
+    run_check "bench-gap${ctl:+-${ctl#--}}" "$B/tools/gemmshim-bench" --kernel gemm_decode_bf16 \
+      --shapes bench/shapes/decode_gap.txt --after-producer $ctl --csv "$OUT/bench-gap${ctl:+-${ctl#--}}.csv"
+done
 # the tensor cores' FP32 accumulation, fitted to tools/tc_model.h (for tools/f32-emu)
 run_check tc_probe "$B/dev/tc_probe/probe"
 # the BF16x6 FP32 kernel's first cut (TN): a small shape with bounded waits

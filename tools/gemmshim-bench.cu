@@ -505,6 +505,8 @@ struct Bench {
   int math_mode;   /* of the described call (describe) */
   int roofline;    /* --roofline: also the read ceiling and the launch floor */
   int after_producer; /* --after-producer: a producer kernel before every call */
+  int fixed_bc;    /* --fixed-bc: every call uses set 0's B and C (only A rotates) */
+  int long_hold;   /* --long-hold: hold the stream 4 x the host's queueing + 500 us */
   int no_pdl;      /* GEMMSHIM_PDL=0 in the environment: launched as the shim
                       then launches (plainly) */
   int sms;         /* the GPU's SM count (the read kernel's grids) */
@@ -916,11 +918,11 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
       CKL();
       return;
     }
-    const int s = (int)(next_set++ % nsets);
-    if (b.after_producer) produce(s);
-    if (which == 1) cublas_side(b, p, A[s], B[s], C[s]);
+    const int s = (int)(next_set++ % nsets), sbc = b.fixed_bc ? 0 : s;
+    if (b.after_producer) produce(sbc);
+    if (which == 1) cublas_side(b, p, A[s], B[sbc], C[sbc]);
     else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes, b.after_producer);
-    else if (launch(A[s], B[s], C[s]) != GS_K_OK) die("%s: launch failed\n", v->name);
+    else if (launch(A[s], B[sbc], C[sbc]) != GS_K_OK) die("%s: launch failed\n", v->name);
   };
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -929,8 +931,12 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
     hold_kernel<<<1, 1>>>((long long)(std::min(us, 1e5) * 1e3));
     CKL();
   };
-  /* the hold that covers the host's queueing of n calls of host_us each */
-  auto hold_for = [](int n, double host_us) { return 1.5 * n * host_us + 20.0; };
+  /* the hold that covers the host's queueing of n calls of host_us each
+   * (--long-hold: a wider margin, to see whether a side's time depends on
+   * it) */
+  auto hold_for = [&b](int n, double host_us) {
+    return b.long_hold ? 4.0 * n * host_us + 500.0 : 1.5 * n * host_us + 20.0;
+  };
   /* the calls for a sample of about ms milliseconds */
   auto reps_for = [](double est_ms, double ms) {
     return (int)std::min(2000.0, std::max(1.0, ceil(ms / est_ms)));
@@ -1116,7 +1122,7 @@ static void usage() {
           "       gemmshim-bench --kernel NAME --shapes FILE [--csv OUT] [--iters N]\n"
           "                      [--warmup N] [--preheat-ms MS] [--sm-target N]\n"
           "                      [--data uniform|randn|wide] [--roofline] [--self]\n"
-          "                      [--after-producer]\n"
+          "                      [--after-producer] [--fixed-bc] [--long-hold]\n"
           "                      [--device N] [--math-mode N]\n"
           "       gemmshim-bench --kernel NAME --shapes FILE --accuracy [--seeds N]\n"
           "                      [--data uniform|randn|wide|uniform01] [--csv OUT]\n"
@@ -1140,6 +1146,10 @@ static void usage() {
           "  --after-producer: a kernel that rewrites op(B) before every call of every\n"
           "  side (a decode step's order); every time is then the pair; with --roofline\n"
           "  the ceiling and floor are launched with programmatic dependent launch.\n"
+          "  --fixed-bc: only A rotates past the L2; every call uses one B and C (the\n"
+          "  producer rewrites that B). --long-hold: each sample's stream held 4x the\n"
+          "  host's queueing time plus 500 us (1.5x plus 20 us). Both are controls, to\n"
+          "  see what a side's time depends on.\n"
           "  --self: cuBLAS against itself, timed as a kernel would be (the method's\n"
           "  noise); NAME gives the data type, any shape of it is timed.\n"
           "  --list-csv: the kernel table as CSV (kernel,dtype). --identity: this\n"
@@ -1502,7 +1512,7 @@ static int run_accuracy(const Bench &b, const std::vector<Problem> &shapes, int 
 int main(int argc, char **argv) {
   const char *kernel = nullptr, *shapes_path = nullptr, *csv = nullptr, *data = "uniform";
   int iters = 20, warmup = 3, preheat_ms = 0, sm_target = 0, do_list = 0, roofline = 0;
-  int after_producer = 0;
+  int after_producer = 0, fixed_bc = 0, long_hold = 0;
   int self = 0, device = 0, do_identity = 0, list_csv = 0, math_mode = -1;
   const char *dtype_arg = nullptr, *lt_algos_path = nullptr, *epilogue_arg = nullptr;
   int lt_top = 0, lt_ws = -1, lt_route_ws = -1, accuracy = 0, nseeds = 3, report_only = 0;
@@ -1528,6 +1538,8 @@ int main(int argc, char **argv) {
     else if (a == "--list") do_list = 1;
     else if (a == "--roofline") roofline = 1;
     else if (a == "--after-producer") after_producer = 1;
+    else if (a == "--fixed-bc") fixed_bc = 1;
+    else if (a == "--long-hold") long_hold = 1;
     else if (a == "--self") self = 1;
     else if (a == "--device") next_int(0, &device);
     else if (a == "--identity") do_identity = 1;
@@ -1618,8 +1630,9 @@ int main(int argc, char **argv) {
         "%s)\n", data, v->name, dtype_name(b.dtype));
   if (accuracy && (!f32 || v->runs_cublaslt))
     die("--accuracy: FP32 kernels only (%s is %s)\n", v->name, dtype_name(b.dtype));
-  if (accuracy && (self || roofline || preheat_ms || sm_target || after_producer))
-    die("--accuracy times nothing: --self, --roofline, --after-producer, --preheat-ms and --sm-target do not apply\n");
+  if (accuracy && (self || roofline || preheat_ms || sm_target || after_producer || fixed_bc ||
+                   long_hold))
+    die("--accuracy times nothing: --self, --roofline, --after-producer, --fixed-bc, --long-hold, --preheat-ms and --sm-target do not apply\n");
   if (!accuracy && report_only) die("--report-only goes with --accuracy\n");
   if (sm_target && !v->honours_sm_target)
     die("--sm-target: %s does not honour an SM-count target (its entry says so)\n", v->name);
@@ -1634,6 +1647,8 @@ int main(int argc, char **argv) {
   }
   b.roofline = roofline;
   b.after_producer = after_producer;
+  b.fixed_bc = fixed_bc;
+  b.long_hold = long_hold;
   /* GEMMSHIM_PDL as the shim reads it (a boolean, default on; a value
    * that is not one: a usage error here, where the shim warns) */
   if (const char *pdl = getenv("GEMMSHIM_PDL")) {
@@ -1739,6 +1754,12 @@ int main(int argc, char **argv) {
     snprintf(header + len, sizeof header - len,
              "# GEMMSHIM_PDL=0: kernels launched plainly, never with programmatic dependent "
              "launch\n");
+  }
+  if (fixed_bc || long_hold) {
+    const size_t len = strlen(header);
+    snprintf(header + len, sizeof header - len, "#%s%s\n",
+             fixed_bc ? " fixed-bc: only A rotates; every call uses one B and C;" : "",
+             long_hold ? " long-hold: samples held 4x the host's queueing time + 500 us" : "");
   }
   if (after_producer) {
     const size_t len = strlen(header);

@@ -17,8 +17,9 @@
  *                             new seed each time; it never triggers, as
  *                             most frameworks' kernels) then the GEMM: a
  *                             decode step's order;
- *   t_pdl                     the same with a producer that triggers its
- *                             dependents at once (as PDL-aware kernels do);
+ *   t_pdl, t_cublas           the same with a producer that triggers its
+ *                             dependents at once (as PDL-aware kernels do),
+ *                             ours with PDL and cuBLAS;
  *   producer                  the producer alone;
  *   floor, floor_pdl          an empty kernel, plainly and with PDL;
  *   ceil                      the same-size read of the weight (4 CTAs of
@@ -33,7 +34,10 @@
  * would read the previous x. The control: the plain kernel (no wait)
  * launched with the attribute the same way must differ (else the check
  * could not fail). And the plain kernel against cuBLAS.
- *   pdl [m n k TN|NN ...]
+ *   pdl [--legacy-stream] [m n k TN|NN ...]
+ * --legacy-stream: everything on the legacy default stream, cuBLAS's
+ * handle without cublasSetStream (as gemmshim-bench runs it), instead of
+ * a created stream: a control for cuBLAS's times.
  * Exits 77 without a GPU; 1 when a PDL output differs from the plain one,
  * when the control does not, or when a launch fails. */
 #include "../../kernels/gemm_decode.cu"
@@ -154,12 +158,13 @@ static double rel_diff(const std::vector<uint16_t> &x, const std::vector<uint16_
 }
 
 enum Side {
-  CUBLAS, PLAIN, PDL, PDL_NOATTR, P_CUBLAS, P_PLAIN, P_PDL, T_PDL, PRODUCER, FLOOR, FLOOR_PDL, CEIL,
-  CEIL2, CEIL2_PDL, SIDES
+  CUBLAS, PLAIN, PDL, PDL_NOATTR, P_CUBLAS, P_PLAIN, P_PDL, T_PDL, T_CUBLAS, PRODUCER, FLOOR,
+  FLOOR_PDL, CEIL, CEIL2, CEIL2_PDL, SIDES
 };
 static const char *const side_name[SIDES] = {
     "cublas_us", "plain_us", "pdl_us",   "pdl_noattr_us", "p_cublas_us", "p_plain_us", "p_pdl_us",
-    "t_pdl_us",  "producer_us", "floor_us", "floor_pdl_us", "ceil_us", "ceil2_us", "ceil2_pdl_us"};
+    "t_pdl_us",  "t_cublas_us", "producer_us", "floor_us", "floor_pdl_us", "ceil_us", "ceil2_us",
+    "ceil2_pdl_us"};
 
 int main(int argc, char **argv) {
   int ndev = 0;
@@ -171,7 +176,8 @@ int main(int argc, char **argv) {
     int m, n, k, tn;
   };
   std::vector<S> shapes;
-  for (int i = 1; i + 3 < argc; i += 4)
+  const bool legacy = argc > 1 && !strcmp(argv[1], "--legacy-stream");
+  for (int i = legacy ? 2 : 1; i + 3 < argc; i += 4)
     shapes.push_back({atoi(argv[i]), atoi(argv[i + 1]), atoi(argv[i + 2]), !strcmp(argv[i + 3], "TN")});
   if (shapes.empty()) {
     const int W[][3] = {{1024, 4096, 1}, {2048, 4096, 1}, {4096, 4096, 1}, {14336, 4096, 1},
@@ -184,9 +190,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "pdl: cublasCreate failed\n");
     return 2;
   }
-  cudaStream_t st;
-  CK(cudaStreamCreate(&st));
-  cublasSetStream(h, st);
+  cudaStream_t st = 0;
+  if (!legacy) {
+    CK(cudaStreamCreate(&st));
+    cublasSetStream(h, st);
+  }
   int dev, sms = 0;
   CK(cudaGetDevice(&dev));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -197,8 +205,8 @@ int main(int argc, char **argv) {
   CK(cudaEventCreate(&e1));
   uint4 *sink;
   CK(cudaMalloc(&sink, 64));
-  printf("# %s; GPU-bound timing (spin-held samples of 20 calls), medians of 9, us a call\n",
-         prop.name);
+  printf("# %s; GPU-bound timing (spin-held samples of 20 calls), medians of 9, us a call; %s\n",
+         prop.name, legacy ? "the legacy default stream, no cublasSetStream" : "a created stream");
   printf("m,n,k,layout");
   for (int s = 0; s < SIDES; ++s) printf(",%s", side_name[s]);
   printf(",pdl_vs_plain,p_pdl_vs_p_cublas,p_plain_vs_p_cublas,t_pdl_vs_p_cublas,pdl_bits_equal,"
@@ -249,9 +257,9 @@ int main(int argc, char **argv) {
         case P_CUBLAS: case P_PLAIN: case P_PDL:
           produce<<<pgrid, 256, 0, st>>>(B, bel, seed++);
           return gemm(side - P_CUBLAS, c, D);
-        case T_PDL:
+        case T_PDL: case T_CUBLAS:
           produce<<<pgrid, 256, 0, st>>>(B, bel, seed++, 1);
-          return gemm(2, c, D);
+          return gemm(side == T_PDL ? 2 : 0, c, D);
         case PRODUCER: produce<<<pgrid, 256, 0, st>>>(B, bel, seed++); return true;
         case FLOOR: case FLOOR_PDL: launch_empty(side == FLOOR_PDL, st); return true;
         default:
