@@ -912,7 +912,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   };
   auto call = [&](int which) {
     if (which == 3) {
-      if (b.after_producer) produce((int)(next_set % nsets));
+      if (b.after_producer) produce(b.fixed_bc ? 0 : (int)(next_set % nsets));
       if (b.after_producer) launch_maybe_pdl(empty_kernel<true>, dim3(1), dim3(32), true);
       else empty_kernel<false><<<1, 32>>>();
       CKL();
