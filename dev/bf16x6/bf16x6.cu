@@ -351,18 +351,23 @@ __device__ __forceinline__ void store_tile(float *base, const Params &p, int m0,
   named_barrier_sync(2 + cw, 128);
   const int run = t % 16; /* 16 runs of 4 rows per column */
   const int64_t row_g = (int64_t)m0 + cw * 64 + run * 4;
-  int sa[4] = {0, 0, 0, 0};
+  /* every scale this thread needs loaded before its first store: a load
+   * placed after a store to D waits for it (the compiler cannot move it
+   * above: the pointers may alias), sixteen latencies in series a tile */
+  int sa[4] = {0, 0, 0, 0}, sb[BN / 8];
   if (p.scales)
 #pragma unroll
     for (int i = 0; i < 4; ++i) sa[i] = scale_of_a(p, row_g + i);
-#pragma unroll 4
+#pragma unroll
+  for (int pass = 0; pass < BN / 8; ++pass)
+    sb[pass] = p.scales ? scale_of_b(p, n0 + pass * 8 + t / 16) : 0;
+#pragma unroll
   for (int pass = 0; pass < BN / 8; ++pass) {
     const int col = pass * 8 + t / 16;
     float4 a4 = *reinterpret_cast<const float4 *>(epi + col * EPI_LD + run * 4);
     if (p.scales) { /* the scales back: exact unless D over- or underflows */
-      const int sb = scale_of_b(p, n0 + col);
-      a4.x = ldexpf(a4.x, sa[0] + sb), a4.y = ldexpf(a4.y, sa[1] + sb);
-      a4.z = ldexpf(a4.z, sa[2] + sb), a4.w = ldexpf(a4.w, sa[3] + sb);
+      a4.x = ldexpf(a4.x, sa[0] + sb[pass]), a4.y = ldexpf(a4.y, sa[1] + sb[pass]);
+      a4.z = ldexpf(a4.z, sa[2] + sb[pass]), a4.w = ldexpf(a4.w, sa[3] + sb[pass]);
     }
     *reinterpret_cast<float4 *>(p.D + ((int64_t)n0 + col) * p.ldd + row_g) = a4;
   }
