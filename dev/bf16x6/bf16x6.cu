@@ -759,6 +759,15 @@ __device__ int run_exponent(const float *r, int64_t k, int lane, bool *wild) {
   return exponent_of(mx);
 }
 
+/* Two values' parts (the exact split) at o, o + part_words and o + 2
+ * part_words: hi, mid and lo, the first value in the low half. */
+__device__ __forceinline__ void store_parts(uint32_t *o, size_t part_words, float2 v) {
+  const gs_bf16x3 a = gs_bf16x3_split(v.x), b = gs_bf16x3_split(v.y);
+  o[0] = a.hi | ((uint32_t)b.hi << 16);
+  o[part_words] = a.mid | ((uint32_t)b.mid << 16);
+  o[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
+}
+
 /* The pre-pass that splits an operand: one warp a run of k values (a
  * column of op(B) or a row of op(A), K-major) into parts ([3 runs][kp]
  * BF16), lane L writing elements 2 L, 2 L + 1 of each 64 (one 32-bit word
@@ -811,11 +820,7 @@ __global__ void presplit(const float *__restrict__ x, int k, int runs, int kp,
         const float4 y = scale4(make_float4(v[q].x, v[q].y, 0.f, 0.f), f, sticky);
         v[q] = make_float2(y.x, y.y);
       }
-      const gs_bf16x3 a = gs_bf16x3_split(v[q].x), b = gs_bf16x3_split(v[q].y);
-      uint32_t *o = out + (size_t)(base / 64 + q) * 32;
-      o[0] = a.hi | ((uint32_t)b.hi << 16);
-      o[part_words] = a.mid | ((uint32_t)b.mid << 16);
-      o[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
+      store_parts(out + (size_t)(base / 64 + q) * 32, part_words, v[q]);
     }
   }
 }
@@ -883,11 +888,8 @@ __global__ void presplit_mn(const float *__restrict__ x, int k, int runs, int kp
       if (gr >= runs) break; /* warp-uniform */
       float4 v = make_float4(tile[within][r], tile[within + 1][r], 0.f, 0.f);
       if (exps) v = scale4(v, unscale_of(exps[gr]), sticky);
-      const gs_bf16x3 a = gs_bf16x3_split(v.x), b = gs_bf16x3_split(v.y);
-      uint32_t *o = parts + (size_t)gr * kp / 2 + base / 2 + lane;
-      o[0] = a.hi | ((uint32_t)b.hi << 16);
-      o[part_words] = a.mid | ((uint32_t)b.mid << 16);
-      o[2 * part_words] = a.lo | ((uint32_t)b.lo << 16);
+      store_parts(parts + (size_t)gr * kp / 2 + base / 2 + lane, part_words,
+                  make_float2(v.x, v.y));
     }
     __syncthreads();
   }
