@@ -187,11 +187,14 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
     cfg->ab_shadow = mode && !strcmp(mode, "shadow");
   }
   const char *fp32 = get("GEMMSHIM_FP32");
-  if (fp32 && *fp32 && strcmp(fp32, "tc") && strcmp(fp32, "strict")) {
-    if (warn) fprintf(warn, "gemmshim: GEMMSHIM_FP32=\"%s\" is not tc or strict; using strict\n", fp32);
+  if (fp32 && *fp32 && strcmp(fp32, "tc") && strcmp(fp32, "tc-fast") && strcmp(fp32, "strict")) {
+    if (warn)
+      fprintf(warn, "gemmshim: GEMMSHIM_FP32=\"%s\" is not tc, tc-fast or strict; using strict\n",
+              fp32);
     bad++;
   } else {
     cfg->fp32_tc = fp32 && !strcmp(fp32, "tc");
+    cfg->fp32_tc_fast = fp32 && !strcmp(fp32, "tc-fast");
   }
   /* cuBLAS's variable, read as cuBLAS reads it (a number); not ours to
    * complain about. */

@@ -32,7 +32,11 @@ typedef struct gs_config_t {
   char force_kernel[64]; /* GEMMSHIM_FORCE=name: only that kernel's class
                             ("" with force set: every kernel's) */
   int fp32_tc;      /* GEMMSHIM_FP32=tc: FP32 GEMMs may run on the tensor
-                       cores (3xTF32); strict (default): never */
+                       cores with at most SGEMM's error (BF16x6); strict
+                       (default): never */
+  int fp32_tc_fast; /* GEMMSHIM_FP32=tc-fast: on the tensor cores with
+                       3xTF32 (faster, up to 8x SGEMM's error on
+                       wide-range data) */
   int emulate_single; /* CUBLAS_EMULATE_SINGLE_PRECISION=1: cuBLAS's own
                          FP32-emulation switch, which opts in the same way */
   long ab_every;    /* GEMMSHIM_AB: 0 off, N compares one routed call in N */

@@ -2,14 +2,17 @@
 
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "context.h"
+#include "gpu.h"
 #include "health.h"
 #include "lt_run.h"
+#include "scratch.h"
 
 gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
 {
@@ -36,11 +39,39 @@ gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
   return a;
 }
 
+/* The context's pool, made here when no self-check or A/B comparison has
+ * made it yet: only tried, never waited for (a call that finds the lock
+ * taken goes without). */
+static int pool_ready(gs_ctx *ctx)
+{
+  if (atomic_load_explicit(&ctx->resources, memory_order_acquire) != 0)
+    return atomic_load_explicit(&ctx->resources, memory_order_acquire) == 1;
+  if (pthread_mutex_trylock(&ctx->lock) != 0) return 0;
+  int ok = gs_ctx_make_resources(ctx) == 0;
+  pthread_mutex_unlock(&ctx->lock);
+  return ok;
+}
+
 static gs_kstatus run(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a)
 {
-  if (d->variant->runs_cublaslt)
-    return d->lt_algo ? gs_lt_run(g, d->lt_algo, a) : GS_K_UNSUPPORTED;
-  return d->variant->launch(a);
+  const gs_variant *v = d->variant;
+  if (v->runs_cublaslt) return d->lt_algo ? gs_lt_run(g, d->lt_algo, a) : GS_K_UNSUPPORTED;
+  if (!v->scratch_bytes) return v->launch(a);
+  /* scratch from the context's stream-ordered pool, given back in stream
+   * order after the launch's work (a launch that failed enqueued nothing
+   * that uses it). Not while the stream captures: the allocation would
+   * become a graph's memory node, and a graph holding one may have only
+   * one executable instance at a time (a program's second
+   * cudaGraphInstantiate would fail): such calls go to cuBLAS. */
+  size_t bytes = v->scratch_bytes(a);
+  if (!bytes) return v->launch(a);   /* none for this call */
+  gs_kernel_args with = *a;
+  if (!d->ctx || gs_gpu_stream_capturing(a->stream) || !pool_ready(d->ctx) ||
+      gs_scratch_get(d->ctx, bytes, a->stream, &with.scratch) != 0)
+    return GS_K_NO_SCRATCH;
+  gs_kstatus st = v->launch(&with);
+  gs_scratch_put(with.scratch, a->stream);
+  return st;
 }
 
 gs_kstatus gs_launch_route(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a)
@@ -69,6 +100,17 @@ gs_reason gs_launch_refused(const gs_variant *v, gs_ctx *ctx, gs_kstatus st,
                       "such calls go to cuBLAS\n",
               v->name, (long long)a->m, (long long)a->n, (long long)a->k);
     return GS_R_SIZE_CLASS;
+  }
+  if (st == GS_K_NO_SCRATCH) {
+    /* no scratch (the stream captures, the pool refused, or its lock was
+     * busy): this call goes to cuBLAS, the kernel keeps serving. Said once. */
+    static atomic_int said;
+    if (!atomic_exchange(&said, 1))
+      fprintf(stderr, "gemmshim: kernel %s got no scratch for a %lldx%lldx%lld call (the stream "
+                      "was capturing a graph, or the shim's pool refused); such calls go to "
+                      "cuBLAS (reason no_scratch)\n",
+              v->name, (long long)a->m, (long long)a->n, (long long)a->k);
+    return GS_R_NO_SCRATCH;
   }
   if (st == GS_K_FAILED_AFTER_ENQUEUE) {
     gs_variant_disable(v, ctx, "a kernel of its launch failed after an earlier one was enqueued; "

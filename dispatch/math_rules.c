@@ -48,6 +48,12 @@ int gs_f32_tc_opted_in(const gs_gemm *g, const gs_config_t *cfg)
   return math_of(g) == CUBLAS_FP32_EMULATED_BF16X9_MATH;
 }
 
+int gs_f32_tc_fast_opted_in(const gs_gemm *g, const gs_config_t *cfg)
+{
+  (void)g;
+  return cfg->fp32_tc_fast;
+}
+
 int gs_bf16_types(const gs_gemm *g)
 {
   return g->a_type == CUDA_R_16BF && g->b_type == CUDA_R_16BF && g->c_type == CUDA_R_16BF &&

@@ -26,7 +26,8 @@ int gs_f32_tc_types(const gs_gemm *g);
  * and cuBLAS TF32 is faster), cuBLASLt FP32 scaling. */
 int gs_f32_tc_math(const gs_gemm *g);
 
-/* Whether the 3xTF32 kernel was asked for: GEMMSHIM_FP32=tc, or the
+/* Whether FP32 on the tensor cores with FP32's accuracy (the BF16x6
+ * kernel) was asked for: GEMMSHIM_FP32=tc, or the
  * program (or its user) asked cuBLAS for FP32 emulation: math mode
  * CUBLAS_FP32_EMULATED_BF16X9_MATH, compute type
  * CUBLAS_COMPUTE_32F_EMULATED_16BFX9 or CUBLAS_EMULATE_SINGLE_PRECISION=1.
@@ -34,6 +35,11 @@ int gs_f32_tc_math(const gs_gemm *g);
  * 1 yes, 0 no, -1 not known until the handle's math mode is read (a BLAS
  * call before load_state): most calls are answered without that read. */
 int gs_f32_tc_opted_in(const gs_gemm *g, const gs_config_t *cfg);
+
+/* Whether the 3xTF32 kernel was asked for: GEMMSHIM_FP32=tc-fast alone
+ * (its error on wide-range data is up to 8x SGEMM's, so no request for
+ * cuBLAS's emulation, which promises FP32's accuracy, selects it). */
+int gs_f32_tc_fast_opted_in(const gs_gemm *g, const gs_config_t *cfg);
 
 /* BF16 in and out, FP32 accumulation. */
 int gs_bf16_types(const gs_gemm *g);

@@ -31,6 +31,7 @@ static const char *const reason_names[GS_R_COUNT] = {
   [GS_R_LOADING] = "loading",
   [GS_R_UNCHECKED] = "unchecked",
   [GS_R_CHECKING] = "checking",
+  [GS_R_NO_SCRATCH] = "no_scratch",
   [GS_R_SELFCHECK] = "selfcheck",
   [GS_R_SELFCHECK_FAILED] = "selfcheck_failed",
   [GS_R_KERNEL_FAILED] = "kernel_failed",

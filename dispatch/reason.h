@@ -57,6 +57,10 @@ typedef enum gs_reason {
   GS_R_CHECKING,         /* routed, but the kernel's self-check for this
                             class of calls is still running on the GPU:
                             forwarded */
+  GS_R_NO_SCRATCH,       /* routed, but the device scratch the kernel needs
+                            (gs_variant.scratch_bytes) could not be had:
+                            the stream was capturing a graph, or the
+                            shim's pool refused: forwarded */
   /* Outcomes of routed calls, for the log (never a routing decision): */
   GS_R_SELFCHECK,        /* first use: cuBLAS served the call, our kernel ran
                             into scratch and the two are being compared */

@@ -67,10 +67,13 @@ static gs_reason static_checks(const gs_gemm *g, const gs_route_entry *r, lazy_k
   if (v->runs_cublaslt && !gs_tables_name(v)) return GS_R_NOT_TUNED;
   gs_reason why = gs_variant_fits_args(v, g);
   if (why != GS_R_ROUTED) return why;
+  /* forced: the state decides, math mode before opt-in (state_checks) */
+  if (forced(v)) return GS_R_ROUTED;
+  why = gs_tables_precheck(key_of(g, lk), v);
+  if (why != GS_R_ROUTED) return why;
   /* an opt-in that is surely missing costs no state read */
   if (r->opted_in && r->opted_in(g) == 0) return GS_R_NOT_OPTED_IN;
-  if (forced(v)) return GS_R_ROUTED;
-  return gs_tables_precheck(key_of(g, lk), v);
+  return GS_R_ROUTED;
 }
 
 /* What needs the handle's or descriptor's state. */

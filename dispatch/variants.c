@@ -7,6 +7,7 @@
 #include "../kernels/gemm_bf16_wgmma_persistent.h"
 #include "../kernels/gemm_decode.h"
 #include "../kernels/gemm_f32_3xtf32.h"
+#include "../kernels/gemm_f32_bf16x6.h"
 #include "../kernels/sgemm_simt.h"
 #include "math_rules.h"
 #include "route_table.h"
@@ -57,9 +58,41 @@ const gs_variant gs_kernel_bf16_persistent = {
   .preload = gs_gemm_bf16_wgmma_persistent_preload,
 };
 
+/* FP32 on the tensor cores from three BF16 parts, scaled by powers of two
+ * (kernels/gemm_f32_bf16x9.md): at most SGEMM's error on every input class
+ * from K = 512 on (measured; not below), but other numerics than SGEMM's,
+ * so the routing policy gives it only calls that opted in (GEMMSHIM_FP32=tc
+ * or cuBLAS's own emulation requests). Scratch: 6 bytes a value of A and
+ * B. */
+const gs_variant gs_kernel_f32_bf16x6 = {
+  .name = "gemm_f32_bf16x6",
+  .cc_major = 9, .cc_minor = 0,
+  .data_type = CUDA_R_32F,
+  .types_ok = gs_f32_tc_types,
+  .math_ok = gs_f32_tc_math,
+  .layouts = GS_LAYOUT_ALL,
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
+  .bias_type = CUDA_R_32F,
+  .elem_bytes = 4,
+  .align_bytes = 16,
+  .m_mult = GS_GEMM_F32_BF16X6_ALIGN_M, .n_mult = GS_GEMM_F32_BF16X6_ALIGN_N, .k_mult = 1,
+  .k_min = GS_GEMM_F32_BF16X6_MIN_K,
+  /* scaled rows and columns: no overflow in its sums that FP64 has not */
+  .nonfinite_as_fp64 = 1,
+  /* more accurate than SGEMM: the difference from cuBLAS is SGEMM's own
+   * error (~1e-6 at long K); a lost K-slice is far over it */
+  .selfcheck_tol = 1e-5,
+  /* issue 21's bound, 1.1x SGEMM's worst case, over any one call */
+  .err_vs_cublas = 1.1, .err_floor = 1e-7,
+  .launch = gs_gemm_f32_bf16x6_launch,
+  .preload = gs_gemm_f32_bf16x6_preload,
+  .scratch_bytes = gs_gemm_f32_bf16x6_scratch_of,
+};
+
 /* FP32 on the tensor cores, 3xTF32 with FP32 accumulation of K-chunks
- * (kernels/gemm_f32_3xtf32.md): other numerics than SGEMM's, so the
- * routing policy gives it only calls that opted in. */
+ * (kernels/gemm_f32_3xtf32.md): up to 8x SGEMM's error on wide-range data,
+ * so the routing policy gives it only calls that asked for it by name
+ * (GEMMSHIM_FP32=tc-fast). */
 const gs_variant gs_kernel_f32_3xtf32 = {
   .name = "gemm_f32_3xtf32",
   .cc_major = 9, .cc_minor = 0,
@@ -134,7 +167,8 @@ const gs_variant gs_route_cublaslt = {
   .runs_cublaslt = 1,
 };
 
-const gs_variant *const gs_variants[] = { &gs_kernel_f32_3xtf32, &gs_kernel_sgemm_simt,
-                                          &gs_kernel_bf16_persistent, &gs_kernel_decode_bf16,
-                                          &gs_kernel_decode_f16, &gs_route_cublaslt };
+const gs_variant *const gs_variants[] = { &gs_kernel_f32_bf16x6,      &gs_kernel_f32_3xtf32,
+                                          &gs_kernel_sgemm_simt,      &gs_kernel_bf16_persistent,
+                                          &gs_kernel_decode_bf16,     &gs_kernel_decode_f16,
+                                          &gs_route_cublaslt };
 const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

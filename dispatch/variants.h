@@ -48,9 +48,15 @@ typedef struct gs_variant {
   int align_bytes;                 /* pointers and ld * elem_bytes */
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
   int64_t n_max;                   /* the largest n it takes; 0: no bound */
+  int64_t k_min;                   /* the smallest k it takes; 0: no bound */
   /* Nonzero: the launcher holds its grid to gs_kernel_args.sm_limit (a
    * persistent grid). */
   int honours_sm_target;
+  /* The Inf/NaN pattern of D. 0: cuBLAS's. 1: the FP64 result's wherever
+   * that is decisive, which differs from SGEMM's where SGEMM's own sums
+   * overflow (an overflow FP64 cancels stays finite; an Inf it keeps does
+   * not become NaN); the GPU checks hold such a kernel to FP64's kinds. */
+  int nonfinite_as_fp64;
   /* Accuracy. selfcheck_tol: the largest relative Frobenius difference
    * from cuBLAS's result that passes the first-use self-check.
    * err_vs_cublas: its relative error against an FP64 reference may be at
@@ -67,6 +73,10 @@ typedef struct gs_variant {
   /* Loads the launcher's kernels into the current context (NULL: nothing
    * to load); run by the loader thread, never on a call path. */
   int (*preload)(void);
+  /* Bytes of device scratch the launcher needs for a call (dispatch gives
+   * it from the context's stream-ordered pool, gs_kernel_args.scratch);
+   * NULL: none. */
+  size_t (*scratch_bytes)(const gs_kernel_args *a);
   /* Nonzero for the route that runs cuBLASLt itself with the algorithm its
    * route table row names (lt_run.h): launch is NULL, and a row must name
    * the algorithm. cc_major 0: any GPU cuBLASLt runs on. */
@@ -77,7 +87,7 @@ extern const gs_variant *const gs_variants[];
 extern const size_t gs_n_variants;
 /* The entries of variants.c, for the routing policy (routes.c). */
 extern const gs_variant gs_kernel_sgemm_simt, gs_kernel_bf16_persistent, gs_kernel_f32_3xtf32,
-    gs_kernel_decode_bf16, gs_kernel_decode_f16, gs_route_cublaslt;
+    gs_kernel_f32_bf16x6, gs_kernel_decode_bf16, gs_kernel_decode_f16, gs_route_cublaslt;
 
 /* The entry of that name, or NULL. */
 const gs_variant *gs_variant_named(const char *name);
@@ -103,6 +113,7 @@ static inline gs_reason gs_variant_fits_args(const gs_variant *v, const gs_gemm 
   if (!(v->layouts & gs_layout_bit(g))) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
   if (v->n_max && g->n > v->n_max) return GS_R_SIZE_CLASS;
+  if (v->k_min && g->k < v->k_min) return GS_R_SIZE_CLASS;
   return GS_R_ROUTED;
 }
 gs_reason gs_variant_fits_state(const gs_variant *v, const gs_gemm *g);

@@ -20,9 +20,12 @@ typedef enum gs_kstatus {
                           enqueued */
   GS_K_LAUNCH_FAILED,  /* the first (or only) launch failed: nothing was
                           enqueued, so the caller may fall back */
-  GS_K_FAILED_AFTER_ENQUEUE  /* a later launch of a multi-kernel launcher
+  GS_K_FAILED_AFTER_ENQUEUE, /* a later launch of a multi-kernel launcher
                                 failed: what was enqueued before it may
                                 write D, so nothing else may run into D */
+  GS_K_NO_SCRATCH      /* (dispatch's, never a launcher's) the scratch the
+                          kernel needs could not be had: nothing was
+                          enqueued, the caller may fall back */
 } gs_kstatus;
 
 typedef struct gs_kernel_args {
@@ -51,6 +54,10 @@ typedef struct gs_kernel_args {
    * destroyed and made again (cudaDeviceReset) has a new identity. */
   int device;
   uint64_t ctx_id;
+  /* Device memory for a kernel whose table entry asks for scratch
+   * (scratch_bytes): that many bytes, 16-byte aligned, this call's alone
+   * until its work on `stream` is done; NULL for the others. */
+  void *scratch;
 } gs_kernel_args;
 
 #ifdef __cplusplus

@@ -63,12 +63,19 @@ static void test_fp32_tensor_core_opt_in(void **s)
   set("CUBLAS_EMULATE_SINGLE_PRECISION", "1");
   assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
   assert_int_equal(c.fp32_tc, 1);
+  assert_int_equal(c.fp32_tc_fast, 0);
   assert_int_equal(c.emulate_single, 1);
+  env_n = 0;
+  set("GEMMSHIM_FP32", "tc-fast");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.fp32_tc, 0);
+  assert_int_equal(c.fp32_tc_fast, 1);
   env_n = 0;
   set("GEMMSHIM_FP32", "strict");
   set("CUBLAS_EMULATE_SINGLE_PRECISION", "0");
   assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
   assert_int_equal(c.fp32_tc, 0);
+  assert_int_equal(c.fp32_tc_fast, 0);
   assert_int_equal(c.emulate_single, 0);
 }
 
@@ -101,7 +108,8 @@ static void test_fp32_malformed(void **s)
   assert_int_equal(gs_config_parse(&c, table_getenv, warn), 1);
   fclose(warn);
   assert_int_equal(c.fp32_tc, 0);
-  assert_non_null(strstr(buf, "GEMMSHIM_FP32=\"TC32\" is not tc or strict; using strict"));
+  assert_int_equal(c.fp32_tc_fast, 0);
+  assert_non_null(strstr(buf, "GEMMSHIM_FP32=\"TC32\" is not tc, tc-fast or strict; using strict"));
 }
 
 static void test_booleans(void **s)

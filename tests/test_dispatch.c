@@ -77,9 +77,12 @@ static void nothing(void *arg) { (void)arg; }
 
 /* A launcher written like the real ones (kernels/gs_launch.h around each
  * launch, whose own return is ignored, as <<<>>> gives none). */
+static void *last_scratch;   /* what the last launch was given */
+
 static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
 {
   (void)v;
+  last_scratch = a->scratch;
   if (kernel_mode == RUN_REFUSE) return GS_K_UNSUPPORTED;
   gemm_work w = { a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd, a->trans_a, a->trans_b,
                   a->A, a->B, a->C, a->bias, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
@@ -244,6 +247,8 @@ static int setup(void **s)
   fake_ctx_make_current();
   gs_ctx_forget_all();
   fake_variant_preload = NULL;
+  fake_scratch_bytes = 0;
+  last_scratch = NULL;
   gs_tally_reset();
   stream = fake_stream_new();
   pointer_mode = 0;
@@ -712,6 +717,97 @@ static void test_pool_refusal_is_remembered(void **s)
   assert_true(c_is(&p, 1));
 }
 
+/* A kernel that needs scratch (gs_variant.scratch_bytes) gets it from the
+ * same pool, on the call's stream, and gives it back there; none for a
+ * kernel that asks for none. */
+static void test_kernel_scratch_comes_from_the_pool(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  until_served(&p);
+  assert_null(last_scratch);
+  fake_scratch_bytes = 1 << 20;
+  int mallocs = fake_stats.mallocs, allocs = fake_stats.pool_allocs, waits = fake_stats.host_waits;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_non_null(last_scratch);
+  assert_int_equal(fake_stats.pool_allocs, allocs + 1);
+  assert_int_equal(fake_stats.mallocs, mallocs);
+  assert_int_equal(fake_stats.host_waits, waits);
+  fake_cuda_run();   /* the free is stream-ordered: done once the stream has run */
+  assert_int_equal(fake_stats.pool_allocs, fake_stats.pool_frees);
+  assert_true(c_is(&p, 1));
+}
+
+/* Scratch the pool refuses: the call goes to cuBLAS (reason no_scratch,
+ * nothing of ours enqueued, no error left behind), the kernel is not
+ * disabled, and the size refused is not asked for again. */
+static void test_kernel_scratch_refused_forwards(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  until_served(&p);
+  fake_scratch_bytes = 1 << 20;
+  int launched = ours_launched;
+  fake_cuda_fail_next("cudaMallocFromPoolAsync", cudaErrorMemoryAllocation);
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_NO_SCRATCH);
+  assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+  assert_int_equal(ours_launched, launched);
+  int tries = fake_stats.pool_allocs;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_NO_SCRATCH);
+  assert_int_equal(fake_stats.pool_allocs, tries);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+  /* a kernel that needs none still serves: not disabled */
+  fake_scratch_bytes = 0;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+}
+
+/* A kernel that needs scratch does not serve a call on a capturing stream
+ * (the allocation would become a memory node of the program's graph): the
+ * call goes to cuBLAS, captured, and nothing of ours is enqueued. */
+static void test_kernel_scratch_not_taken_in_capture(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  until_served(&p);
+  fake_scratch_bytes = 1 << 20;
+  int launched = ours_launched, allocs = fake_stats.pool_allocs;
+  fake_stream_set_capturing(stream, 1);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_NO_SCRATCH);
+  assert_int_equal(ours_launched, launched);
+  assert_int_equal(fake_stats.pool_allocs, allocs);
+  assert_int_equal(fake_stats.capture_violations, 0);
+  fake_stream_set_capturing(stream, 0);
+  /* outside the capture it serves again */
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  fake_cuda_run();
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_non_null(last_scratch);
+  fake_cuda_run();
+  assert_true(c_is(&p, 1));
+}
+
 /* ---- GEMMSHIM_TIME: events on the call's stream, read later ------------- */
 
 static int setup_timed(void **s)
@@ -1009,6 +1105,9 @@ int main(void)
     cmocka_unit_test_setup(test_forked_child_writes_its_own_ab_log, setup),
     cmocka_unit_test_setup(test_scratch_comes_from_the_pool_not_cudamalloc, setup),
     cmocka_unit_test_setup(test_pool_refusal_is_remembered, setup),
+    cmocka_unit_test_setup(test_kernel_scratch_comes_from_the_pool, setup),
+    cmocka_unit_test_setup(test_kernel_scratch_refused_forwards, setup),
+    cmocka_unit_test_setup(test_kernel_scratch_not_taken_in_capture, setup),
     cmocka_unit_test_setup_teardown(test_time_samples_one_call_in_n_of_a_row_and_never_waits,
                                     setup_timed, teardown_timed),
     cmocka_unit_test_setup_teardown(test_time_of_a_served_call_spans_our_kernel, setup_timed,

@@ -138,6 +138,34 @@ static void test_opt_in(void **s)
   assert_int_equal(gs_f32_tc_opted_in(&g, &none), 1);
 }
 
+/* The fast kernel (3xTF32, up to 8x SGEMM's error on wide-range data):
+ * only GEMMSHIM_FP32=tc-fast asks for it, never tc, cuBLAS's variable or a
+ * program's request for emulation (which promises FP32's accuracy); and
+ * GEMMSHIM_FP32=tc-fast does not ask for the accurate one. */
+static void test_fast_opt_in(void **s)
+{
+  (void)s;
+  gs_config_t none, tc, fast, emu;
+  memset(&none, 0, sizeof none);
+  tc = fast = emu = none;
+  tc.fp32_tc = 1;
+  fast.fp32_tc_fast = 1;
+  emu.emulate_single = 1;
+  gs_gemm g = f32_blas(GS_NONE, CUBLAS_DEFAULT_MATH);
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &none), 0);
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &tc), 0);
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &emu), 0);
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &fast), 1);
+  assert_int_equal(gs_f32_tc_opted_in(&g, &fast), 0);
+  g.math_mode = CUBLAS_FP32_EMULATED_BF16X9_MATH;
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &none), 0);
+  g.state_loaded = 0;   /* known without reading the handle */
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &none), 0);
+  g = f32_lt(CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUDA_R_32F);
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &none), 0);
+  assert_int_equal(gs_f32_tc_fast_opted_in(&g, &fast), 1);
+}
+
 static void test_bf16(void **s)
 {
   (void)s;
@@ -188,6 +216,7 @@ int main(void)
     cmocka_unit_test(test_tensor_core_types),
     cmocka_unit_test(test_tensor_core_math),
     cmocka_unit_test(test_opt_in),
+    cmocka_unit_test(test_fast_opt_in),
     cmocka_unit_test(test_bf16),
     cmocka_unit_test(test_f16),
   };

@@ -16,6 +16,7 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
+#include "../dispatch/config.h"
 #include "../dispatch/route_table.h"
 #include "../dispatch/routes.h"
 #include "../dispatch/tables.h"
@@ -24,6 +25,7 @@
 #include "../kernels/gemm_bf16_wgmma_persistent.h"
 #include "../kernels/gemm_decode.h"
 #include "../kernels/gemm_f32_3xtf32.h"
+#include "../kernels/gemm_f32_bf16x6.h"
 #include "../kernels/sgemm_simt.h"
 
 typedef int (*supports_fn)(int64_t, int64_t, int64_t, int, int, const void *, int64_t,
@@ -35,6 +37,7 @@ static supports_fn launcher_check(const char *name)
   if (!strcmp(name, "sgemm_simt")) return gs_sgemm_simt_supports;
   if (!strcmp(name, "gemm_bf16_wgmma_persistent")) return gs_gemm_bf16_wgmma_persistent_supports;
   if (!strcmp(name, "gemm_f32_3xtf32")) return gs_gemm_f32_3xtf32_supports;
+  if (!strcmp(name, "gemm_f32_bf16x6")) return gs_gemm_f32_bf16x6_supports;
   if (!strcmp(name, "gemm_decode_bf16")) return gs_gemm_decode_supports;
   if (!strcmp(name, "gemm_decode_f16")) return gs_gemm_decode_supports;
   return NULL;
@@ -44,7 +47,12 @@ static supports_fn launcher_check(const char *name)
  * takes every size (multiple 1) a natural one, so that the calls are not
  * tiny and their leading dimensions can be aligned. */
 static int64_t m_unit(const gs_variant *v) { return v->m_mult > 1 ? v->m_mult : 64; }
-static int64_t k_unit(const gs_variant *v) { return v->k_mult > 1 ? v->k_mult : 64; }
+static int64_t k_unit(const gs_variant *v)
+{
+  int64_t u = v->k_mult > 1 ? v->k_mult : 64;
+  while (2 * u - 8 < v->k_min) u *= 2;   /* 2 u - 8 .. 2 u + 8: above k_min */
+  return u;
+}
 
 /* count * n_mult, held to the kernel's n_max. */
 static int64_t n_of(const gs_variant *v, int64_t count)
@@ -101,6 +109,7 @@ static void test_fields_make_sense(void **s)
     assert_true(v->m_mult > 0 && v->n_mult > 0 && v->k_mult > 0);
     /* 0, or a bound that some n of the class lies under */
     assert_true(v->n_max == 0 || (v->n_max >= v->n_mult && v->n_max % v->n_mult == 0));
+    assert_true(v->k_min >= 0);
     assert_true(v->layouts != 0 && (v->layouts & ~GS_LAYOUT_ALL) == 0);
     assert_true(v->epilogues & GS_EPI_NONE);
     assert_true(v->selfcheck_tol > 0 && v->selfcheck_tol < 0.1);
@@ -331,6 +340,73 @@ static void test_n_max_bounds_the_class(void **s)
   }
 }
 
+/* The FP32 tensor-core kernels' opt-ins in the real policy: GEMMSHIM_FP32=tc
+ * asks for the accurate kernel (BF16x6) only, tc-fast for 3xTF32 only,
+ * strict (the default) for neither; a program's request for emulation
+ * (math mode BF16X9) asks for the accurate one whatever the variable. */
+static int opted(const gs_variant *v, const gs_gemm *g)
+{
+  for (size_t r = 0; r < gs_n_routes; r++)
+    if (gs_routes[r].kernel == v) return gs_routes[r].opted_in ? gs_routes[r].opted_in(g) : 1;
+  fail_msg("%s has no route", v->name);
+  return -2;
+}
+
+static void test_fp32_tensor_core_opt_ins(void **s)
+{
+  (void)s;
+  static const struct { const char *env; int accurate, fast; } cases[] = {
+    { NULL, 0, 0 }, { "strict", 0, 0 }, { "tc", 1, 0 }, { "tc-fast", 0, 1 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (cases[i].env) setenv("GEMMSHIM_FP32", cases[i].env, 1);
+    else unsetenv("GEMMSHIM_FP32");
+    unsetenv("CUBLAS_EMULATE_SINGLE_PRECISION");
+    gs_config_reload();
+    gs_gemm g = call_of(&gs_kernel_f32_bf16x6, 1, 0, 256, 256, 256, 0, 0);
+    g.state_loaded = 1;
+    g.math_mode = CUBLAS_DEFAULT_MATH;
+    print_message("GEMMSHIM_FP32=%s\n", cases[i].env ? cases[i].env : "(unset)");
+    assert_int_equal(opted(&gs_kernel_f32_bf16x6, &g), cases[i].accurate);
+    assert_int_equal(opted(&gs_kernel_f32_3xtf32, &g), cases[i].fast);
+    g.math_mode = CUBLAS_FP32_EMULATED_BF16X9_MATH;
+    assert_int_equal(opted(&gs_kernel_f32_bf16x6, &g), 1);
+    assert_int_equal(opted(&gs_kernel_f32_3xtf32, &g), cases[i].fast);
+  }
+  unsetenv("GEMMSHIM_FP32");
+  gs_config_reload();
+}
+
+/* k_min is a bound of the size class and the launcher's own: k = k_min is
+ * taken by both, k = k_min - 1 refused by both (GS_R_SIZE_CLASS). */
+static void test_k_min_bounds_the_class(void **s)
+{
+  (void)s;
+  int bounded = 0;
+  for (size_t i = 0; i < gs_n_variants; i++) {
+    const gs_variant *v = gs_variants[i];
+    if (!v->k_min) continue;
+    bounded++;
+    supports_fn supports = launcher_check(v->name);
+    for (int lay = 0; lay < 4; lay++) {
+      int ta = lay & 1, tb = lay >> 1;
+      if (!(v->layouts & (1u << lay))) continue;
+      int64_t k_at = (v->k_min + v->k_mult - 1) / v->k_mult * v->k_mult;
+      gs_gemm at = call_of(v, ta, tb, 2 * m_unit(v), n_of(v, 2), k_at, 0, 0);
+      gs_gemm under = call_of(v, ta, tb, 2 * m_unit(v), n_of(v, 2), k_at - v->k_mult, 0, 0);
+      print_message("%s %s%s: k_min %lld\n", v->name, ta ? "T" : "N", tb ? "T" : "N",
+                    (long long)v->k_min);
+      assert_int_equal(gs_variant_fits_args(v, &at), GS_R_ROUTED);
+      assert_int_equal(gs_variant_fits_state(v, &at), GS_R_ROUTED);
+      assert_true(supports(at.m, at.n, at.k, ta, tb, at.A, at.lda, at.B, at.ldb, at.C, at.ldc, 1));
+      assert_int_equal(gs_variant_fits_args(v, &under), GS_R_SIZE_CLASS);
+      assert_false(supports(under.m, under.n, under.k, ta, tb, under.A, under.lda, under.B,
+                            under.ldb, under.C, under.ldc, 1));
+    }
+  }
+  assert_true(bounded > 0);   /* the BF16x6 kernel's K >= 256 */
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -340,6 +416,8 @@ int main(void)
     cmocka_unit_test(test_default_table),
     cmocka_unit_test(test_table_never_accepts_what_the_launcher_refuses),
     cmocka_unit_test(test_n_max_bounds_the_class),
+    cmocka_unit_test(test_k_min_bounds_the_class),
+    cmocka_unit_test(test_fp32_tensor_core_opt_ins),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

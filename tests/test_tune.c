@@ -417,7 +417,8 @@ typedef struct fake {
   int fatal_at;       /* measure fails fatally at this count (0: never) */
   int self_fails;     /* cuBLAS against itself fails (a bench that cannot run here) */
   long long self_outside_m;   /* cuBLAS does not make calls of this m (no algorithm) */
-  int tc_asked;       /* times kern_tc (opt-in) was measured */
+  int tc_asked;       /* times kern_tc (opt-in, GEMMSHIM_FP32=tc) was measured */
+  int fast_asked;     /* times kern_fast (opt-in, GEMMSHIM_FP32=tc-fast) was measured */
 } fake;
 
 static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pass,
@@ -446,6 +447,11 @@ static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self
   if (!self && !strcmp(kernel, "kern_tc")) {
     f->tc_asked++;
     *out = measured(3.0, 10);
+    return 0;
+  }
+  if (!self && !strcmp(kernel, "kern_fast")) {
+    f->fast_asked++;
+    *out = measured(4.0, 7.5);
     return 0;
   }
   if (self) r = pass ? 0.998 : 1.002;
@@ -845,14 +851,20 @@ static void test_a_call_cublas_does_not_make_is_that_calls_alone(void **s)
   free(text);
 }
 
-/* A kernel that serves only opted-in calls is a candidate only when asked
- * (--fp32-tc): a plain call's log does not say the program opted in. */
+/* A kernel that serves only opted-in calls is a candidate only when its own
+ * opt-in is asked for (--fp32-tc, --fp32-tc-fast): a plain call's log does
+ * not say the program opted in, and a table made for one mode must not name
+ * the other mode's kernel (it would not serve there). */
 static void test_opt_in_kernels_only_when_asked(void **s)
 {
   (void)s;
-  const tn_kernel kernels[2] = { { "kern_f32", "f32", 0, "" }, { "kern_tc", "f32", 1, "" } };
+  const tn_kernel kernels[3] = { { "kern_f32", "f32", 0, "" },
+                                 { "kern_tc", "f32", TN_OPT_IN_TC, "" },
+                                 { "kern_fast", "f32", TN_OPT_IN_TC_FAST, "" } };
+  static const char *const want[3] = { ",cublas,", ",kern_tc,10.00,3.0000,-\n",
+                                       ",kern_fast,7.50,4.0000,-\n" };
   char table[512], csv[512], err[TN_ERR_LEN];
-  for (int asked = 0; asked < 2; asked++) {
+  for (int asked = 0; asked < 3; asked++) {
     snprintf(table, sizeof table, "%s/optin%d.csv", dir, asked);
     snprintf(csv, sizeof csv, "%s/optin%d.m", dir, asked);
     tn_plan p;
@@ -864,11 +876,13 @@ static void test_opt_in_kernels_only_when_asked(void **s)
                       .opt_in = asked };
     tn_ops ops = { .measure = fake_measure, .now = fake_now, .ctx = &f };
     tn_run_result res;
-    assert_int_equal(tn_run(&p, kernels, 2, &o, &ops, &res, err), 0);
+    assert_int_equal(tn_run(&p, kernels, 3, &o, &ops, &res, err), 0);
     tn_plan_free(&p);
-    assert_int_equal(f.tc_asked, asked ? 2 : 0);
+    assert_int_equal(f.tc_asked, asked == TN_OPT_IN_TC ? 2 : 0);
+    assert_int_equal(f.fast_asked, asked == TN_OPT_IN_TC_FAST ? 2 : 0);
     char *text = slurp(table);
-    assert_non_null(strstr(text, asked ? ",kern_tc,10.00,3.0000,-\n" : ",cublas,"));
+    assert_non_null(strstr(text, want[asked]));
+    assert_null(strstr(text, asked == TN_OPT_IN_TC ? "kern_fast" : "kern_tc"));
     free(text);
   }
 }

@@ -72,7 +72,7 @@ run_check bf16x6-accuracy "$B/dev/bf16x6/bf16x6" --accuracy
 # Nsight Compute on the kernel that splits nothing (both operands
 # pre-split: tensor pipe, issue, stall reasons), where ncu exists
 ncu_bin=$(command -v ncu || { [ -x /usr/local/cuda/bin/ncu ] && echo /usr/local/cuda/bin/ncu; })
-[ -n "$ncu_bin" ] && run_check bf16x6-ncu "$ncu_bin" -k regex:bf16x6_tn_presplit_ab_kernel -c 1 \
+[ -n "$ncu_bin" ] && run_check bf16x6-ncu "$ncu_bin" -k regex:bf16x6_presplit_ab_kernel -c 1 \
   --section SpeedOfLight --section SchedulerStats --section WarpStateStats \
   --section ComputeWorkloadAnalysis --section InstructionStats \
   --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,regex:sm__pipe_.*_cycles_active\.avg\.pct_of_peak_sustained_active' \

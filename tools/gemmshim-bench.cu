@@ -107,6 +107,7 @@
 #include "lt_algo.h"
 #include "lt_run.h"
 #include "route_table.h"
+#include "routes.h"
 #include "variants.h"
 
 typedef __nv_bfloat16 bf16;
@@ -586,6 +587,36 @@ static int pick_math_mode(const gs_variant *v) {
   return v->math_ok(&g) ? CUBLAS_FP32_EMULATED_BF16X9_MATH : CUBLAS_DEFAULT_MATH;
 }
 
+/* The GEMMSHIM_FP32 mode under which the routing policy gives v a plain FP32
+ * call (gemmshim tune's opt_in column): 0 for a kernel without an opt-in,
+ * 1 for tc, 2 for tc-fast (tools/tune.h TN_OPT_IN_*); -1 for an opt-in
+ * kernel no mode selects. The variable is put back as it was. */
+static int opt_in_mode(const gs_variant *v) {
+  const gs_route_entry *r = nullptr;
+  for (size_t i = 0; i < gs_n_routes; ++i)
+    if (gs_routes[i].kernel == v) r = &gs_routes[i];
+  if (!r || !r->opted_in) return 0;
+  const char *was = getenv("GEMMSHIM_FP32");
+  const std::string saved = was ? was : "";
+  static const char *const modes[] = {"tc", "tc-fast"};
+  int found = -1;
+  for (int m = 0; m < 2 && found < 0; ++m) {
+    setenv("GEMMSHIM_FP32", modes[m], 1);
+    gs_config_reload();
+    Bench b{};
+    b.v = v;
+    b.math_mode = CUBLAS_DEFAULT_MATH;
+    Problem p = make_problem(v->m_mult, v->n_mult, std::max<int64_t>(v->k_mult, v->k_min), 0, 0);
+    gs_gemm g = describe(b, p, nullptr, nullptr, nullptr);
+    g.state_loaded = 1;
+    if (r->opted_in(&g) == 1) found = m + 1;
+  }
+  if (was) setenv("GEMMSHIM_FP32", saved.c_str(), 1);
+  else unsetenv("GEMMSHIM_FP32");
+  gs_config_reload();
+  return found;
+}
+
 /* Whether the kernel takes the call, in the router's order (route.c): the
  * arguments, then (after load_state) the math, then the state, which needs
  * the real pointers. */
@@ -603,6 +634,26 @@ static gs_reason fits(const Bench &b, const gs_gemm &g, bool state) {
 
 /* Our launcher on the call describe() gives: D = C (BLAS), alpha 1, beta 0,
  * host scalars, the legacy stream, as dispatch/launch.c fills it. */
+/* The scratch of a kernel whose table entry asks for it (scratch_bytes):
+ * one buffer, grown (outside any timing: a shape's first launch is its
+ * error check) to the largest call's need. The shim takes it from a
+ * stream-ordered pool per call instead; that cost is not timed here. */
+static void *g_scratch;
+static size_t g_scratch_bytes;
+
+static void *scratch_for(const gs_variant *v, const gs_kernel_args &a) {
+  if (!v || !v->scratch_bytes) return nullptr;
+  const size_t need = v->scratch_bytes(&a);
+  if (need > g_scratch_bytes) {
+    CK(cudaDeviceSynchronize());
+    if (g_scratch) CK(cudaFree(g_scratch));
+    g_scratch = nullptr, g_scratch_bytes = 0;
+    CK(cudaMalloc(&g_scratch, need));
+    g_scratch_bytes = need;
+  }
+  return need ? g_scratch : nullptr;
+}
+
 static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *A, const void *B,
                                   void *C) {
   gs_kernel_args a;
@@ -614,6 +665,7 @@ static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *
   a.bias = b.lt_call && b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
   a.sm_limit = b.sm_target, a.device = b.device, a.ctx_id = b.ctx_id;
   a.no_pdl = b.no_pdl;
+  if (!b.self) a.scratch = scratch_for(b.v, a);
   return a;
 }
 
@@ -1561,8 +1613,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (list_csv) {
-    /* opt_in: the kernel takes only calls that opted in to FP32 emulation
-     * (pick_math_mode), which a plain call's log does not show */
+    /* opt_in: the kernel takes only calls that opted in to FP32 on the
+     * tensor cores, which a plain call's log does not show: the
+     * GEMMSHIM_FP32 mode that selects it (1 tc, 2 tc-fast) */
     printf("kernel,dtype,opt_in\n");
     for (size_t i = 0; i < gs_n_variants; ++i) {
       const gs_variant *e = gs_variants[i];
@@ -1570,8 +1623,9 @@ int main(int argc, char **argv) {
         printf("%s,bf16,0\n%s,f16,0\n", e->name, e->name);
         continue;
       }
-      printf("%s,%s,%d\n", e->name, dtype_csv(e->data_type),
-             pick_math_mode(e) != CUBLAS_DEFAULT_MATH);
+      const int mode = opt_in_mode(e);
+      if (mode < 0) continue; /* nothing selects it: no candidate */
+      printf("%s,%s,%d\n", e->name, dtype_csv(e->data_type), mode);
     }
     return 0;
   }

@@ -622,7 +622,8 @@ static void tune_usage(FILE *out)
 {
   fputs("usage: gemmshim [OPTIONS] tune [-o TABLE] [--shapes FILE] [--device N]\n"
         "                [--budget SECONDS] [--resume] [--iters N] [--preheat-ms MS]\n"
-        "                [--measurements CSV] [--bench PATH] [--fp32-tc] [LOG...]\n"
+        "                [--measurements CSV] [--bench PATH] [--fp32-tc | --fp32-tc-fast]\n"
+        "                [LOG...]\n"
         "  Times, on this GPU, every distinct call of the logs (gemmshim record) and of\n"
         "  FILE (\"m n k layout dtype\" a line) that the bench can make exactly: cuBLAS\n"
         "  against itself (the noise), then each kernel of the call's data type, in two\n"
@@ -637,7 +638,8 @@ static void tune_usage(FILE *out)
         "  --measurements   every measurement as CSV (default: measurements-TABLE beside it)\n"
         "  --bench PATH     gemmshim-bench (else $GEMMSHIM_BENCH, else beside gemmshim)\n"
         "  --fp32-tc        also the kernels that serve only calls that opted in to FP32\n"
-        "                   on the tensor cores (for programs run with GEMMSHIM_FP32=tc)\n",
+        "                   on the tensor cores (for programs run with GEMMSHIM_FP32=tc)\n"
+        "  --fp32-tc-fast   the same for GEMMSHIM_FP32=tc-fast (3xTF32)\n",
         out);
 }
 
@@ -738,7 +740,8 @@ static int do_tune(int argc, char **argv, int i)
       return 0;
     }
     if (!strcmp(w, "--resume")) { resume = 1; continue; }
-    if (!strcmp(w, "--fp32-tc")) { fp32_tc = 1; continue; }
+    if (!strcmp(w, "--fp32-tc")) { fp32_tc = TN_OPT_IN_TC; continue; }
+    if (!strcmp(w, "--fp32-tc-fast")) { fp32_tc = TN_OPT_IN_TC_FAST; continue; }
     if (!strcmp(w, "--")) {
       for (i++; i < argc; i++) logs[n_logs++] = argv[i];
       break;

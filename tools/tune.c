@@ -659,7 +659,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     const tn_kernel *typed = NULL;
     for (size_t j = 0; j < n_kernels && !typed; j++)
       if (!strcmp(kernels[j].dtype, k->a_type)) typed = &kernels[j];
-    if (typed && typed->opt_in && !o->opt_in)   /* any kernel of the type names it */
+    if (typed && typed->opt_in && typed->opt_in != o->opt_in)   /* any kernel of the type names it */
       for (size_t j = 0; j < n_kernels; j++)
         if (!strcmp(kernels[j].dtype, k->a_type) && !kernels[j].opt_in) typed = &kernels[j];
     if (!typed) {
@@ -692,8 +692,11 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
           copy(s->why, sizeof s->why, "another data type");
           continue;
         }
-        if (kernels[j].opt_in && !o->opt_in) {
-          copy(s->why, sizeof s->why, "serves only calls that opted in (--fp32-tc)");
+        if (kernels[j].opt_in && kernels[j].opt_in != o->opt_in) {
+          copy(s->why, sizeof s->why,
+               kernels[j].opt_in == TN_OPT_IN_TC_FAST
+                   ? "serves only calls under GEMMSHIM_FP32=tc-fast (--fp32-tc-fast)"
+                   : "serves only calls that opted in (--fp32-tc)");
           continue;
         }
         if (!strcmp(kernels[j].name, TN_LT_ROUTE)) {
@@ -784,7 +787,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     for (int pass = 0; pass < TN_PASSES; pass++) {
       csv_sample(csv, key, "cublas_self", pass, &self[pass]);
       for (size_t j = 0; j < n_all; j++)
-        if (strcmp(all[j].dtype, k->a_type) == 0 && (!all[j].opt_in || o->opt_in)) {
+        if (strcmp(all[j].dtype, k->a_type) == 0 && (!all[j].opt_in || all[j].opt_in == o->opt_in)) {
           char name[TN_NAME_LEN + 16];
           if (all[j].algo[0]) snprintf(name, sizeof name, "%s#%d", all[j].name, lt[0][j - (n_all - n_lt)].rank);
           else copy(name, sizeof name, all[j].name);

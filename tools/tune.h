@@ -59,10 +59,16 @@ typedef struct tn_sample {
   char why[TN_ALGO_LEN + 64];
 } tn_sample;
 
+/* The FP32 opt-ins a kernel can serve under (GEMMSHIM_FP32; math_rules.h),
+ * as gemmshim-bench --list-csv numbers them. */
+#define TN_OPT_IN_TC 1        /* GEMMSHIM_FP32=tc (or cuBLAS's emulation requests) */
+#define TN_OPT_IN_TC_FAST 2   /* GEMMSHIM_FP32=tc-fast */
+
 typedef struct tn_kernel {
   char name[TN_NAME_LEN];
   char dtype[16];              /* f32, bf16, f16: the a, b and c type it takes */
-  int opt_in;                  /* serves only calls that opted in (GEMMSHIM_FP32=tc) */
+  int opt_in;                  /* serves only calls that opted in: 0 no; else the
+                                  TN_OPT_IN_* mode of GEMMSHIM_FP32 that selects it */
   char algo[TN_ALGO_LEN];      /* TN_LT_ROUTE's candidates: the algorithm ("" otherwise) */
 } tn_kernel;
 
@@ -158,7 +164,9 @@ typedef struct tn_run_opts {
   const char *validators;      /* "Validator,KEY,VALUE\n" lines of this GPU */
   double budget_s;             /* 0: none; else stop before a key that would pass it */
   int resume;                  /* go on with table_path's rows (same validators) */
-  int opt_in;                  /* measure the opt-in kernels too (--fp32-tc) */
+  int opt_in;                  /* measure the kernels of this opt-in too: 0 none,
+                                  TN_OPT_IN_TC (--fp32-tc), TN_OPT_IN_TC_FAST
+                                  (--fp32-tc-fast) */
 } tn_run_opts;
 
 typedef struct tn_run_result {

@@ -204,7 +204,7 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
       continue;
     }
     char *comma = strchr(line, ','), *comma2 = comma ? strchr(comma + 1, ',') : NULL;
-    if (!comma2 || (strcmp(comma2 + 1, "0") && strcmp(comma2 + 1, "1")))
+    if (!comma2 || !comma2[1] || !strchr("012", comma2[1]) || comma2[2])
       return tn_say(err, "%s --list-csv: '%s' is not kernel,dtype,opt_in", b->path, line);
     *comma = '\0';
     *comma2 = '\0';
@@ -217,7 +217,7 @@ int tb_kernels(tb_bench *b, tn_kernel **out, size_t *n, char err[TN_ERR_LEN])
     memset(&(*out)[*n], 0, sizeof **out);   /* algo: "" (a kernel, not a cuBLASLt algorithm) */
     snprintf((*out)[*n].name, sizeof (*out)[*n].name, "%.63s", line);
     snprintf((*out)[*n].dtype, sizeof (*out)[*n].dtype, "%.15s", comma + 1);
-    (*out)[*n].opt_in = comma2[1] == '1';
+    (*out)[*n].opt_in = comma2[1] - '0';   /* 0, TN_OPT_IN_TC or TN_OPT_IN_TC_FAST */
     (*n)++;
   }
   return 0;

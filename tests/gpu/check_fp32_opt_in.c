@@ -1,12 +1,14 @@
-/* GPU check: the routing policy's opt-in for FP32 on the tensor cores
- * (dispatch/routes.c, math_rules.h). The 3xTF32 kernel's numerics are not
- * SGEMM's, so it serves only a call that asked for it: GEMMSHIM_FP32=tc,
- * or a program asking cuBLAS for FP32 emulation (math mode
- * FP32_EMULATED_BF16X9, compute type 32F_EMULATED_16BFX9,
- * CUBLAS_EMULATE_SINGLE_PRECISION=1); a plain FP32 call, and one outside
- * the kernel's class, go to the strict FP32 kernel. The contract of each
- * kernel is check_kernels'. Linked with the shim's objects, so the shim's
- * counters say who served each call. Exits 77 without a GPU. */
+/* GPU check: the routing policy's opt-ins for FP32 on the tensor cores
+ * (dispatch/routes.c, math_rules.h). Neither kernel's numerics are SGEMM's,
+ * so each serves only a call that asked for it. The accurate one (BF16x6,
+ * at most SGEMM's error) for GEMMSHIM_FP32=tc or a program asking cuBLAS
+ * for FP32 emulation (math mode FP32_EMULATED_BF16X9, compute type
+ * 32F_EMULATED_16BFX9, CUBLAS_EMULATE_SINGLE_PRECISION=1); the fast one
+ * (3xTF32) for GEMMSHIM_FP32=tc-fast alone. A plain FP32 call, and one
+ * outside the opted-in kernel's class, go to the strict FP32 kernel. The
+ * contract of each kernel is check_kernels'. Linked with the shim's
+ * objects, so the shim's counters say who served each call. Exits 77
+ * without a GPU. */
 #define _GNU_SOURCE
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
@@ -21,7 +23,8 @@
 #include "../../dispatch/tally.h"
 #include "gpu_check.h"
 
-#define TC "gemm_f32_3xtf32"
+#define TC "gemm_f32_bf16x6"
+#define FAST "gemm_f32_3xtf32"
 #define SIMT "sgemm_simt"
 
 static int failures, checks;
@@ -66,7 +69,7 @@ static const char *who_serves(cublasHandle_t h, entry e, int m, int n, int k)
   float alpha = 1.0f, beta = 0.0f;
   const char *who = NULL;
   for (int attempt = 0; attempt < 3 && !who; attempt++) {
-    uint64_t tc = served(TC), simt = served(SIMT);
+    uint64_t tc = served(TC), fast = served(FAST), simt = served(SIMT);
     if (e == VIA_SGEMM)
       CB(cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &alpha, A, k, B, k, &beta, C, m));
     else
@@ -74,7 +77,7 @@ static const char *who_serves(cublasHandle_t h, entry e, int m, int n, int k)
                       k, &beta, C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F_EMULATED_16BFX9,
                       CUBLAS_GEMM_DEFAULT));
     CU(cudaDeviceSynchronize());
-    who = served(TC) > tc ? TC : served(SIMT) > simt ? SIMT : NULL;
+    who = served(TC) > tc ? TC : served(FAST) > fast ? FAST : served(SIMT) > simt ? SIMT : NULL;
   }
   cudaFree(A); cudaFree(B); cudaFree(C);
   return who;
@@ -113,9 +116,18 @@ int main(void)
   set_env("CUBLAS_EMULATE_SINGLE_PRECISION", NULL);
   set_env("GEMMSHIM_FP32", "tc");
   expect("GEMMSHIM_FP32=tc", who_serves(h, VIA_SGEMM, 256, 384, 256), TC);
-  /* k = 48: outside the tensor-core kernel's class (k % 32), inside the
+  /* k = 48: outside the accurate kernel's class (k >= 256), inside the
    * strict kernel's (k % 16): an opted-in call still gets strict FP32 */
   expect("GEMMSHIM_FP32=tc, k = 48", who_serves(h, VIA_SGEMM, 256, 256, 48), SIMT);
+  set_env("GEMMSHIM_FP32", "tc-fast");
+  expect("GEMMSHIM_FP32=tc-fast", who_serves(h, VIA_SGEMM, 256, 384, 256), FAST);
+  /* a request for emulation asks for FP32's accuracy: the accurate kernel
+   * even under tc-fast */
+  CB(cublasSetMathMode(h, CUBLAS_FP32_EMULATED_BF16X9_MATH));
+  expect("GEMMSHIM_FP32=tc-fast, math mode FP32_EMULATED_BF16X9",
+         who_serves(h, VIA_SGEMM, 256, 384, 256), TC);
+  CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  set_env("GEMMSHIM_FP32", "tc");
   /* TF32 math mode asks for TF32: that stays cuBLAS's */
   CB(cublasSetMathMode(h, (cublasMath_t)(CUBLAS_TF32_TENSOR_OP_MATH |
                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));

@@ -33,6 +33,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <library_types.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -396,6 +397,16 @@ static double error_of(const problem *p, const spec *s, const double *ref)
 }
 
 static uint64_t served(const gs_variant *v) { return gs_tally_count(v->name, GS_R_ROUTED); }
+
+/* A kernel that needs scratch does not serve a call on a capturing stream
+ * (dispatch/launch.c: the allocation would become a memory node of the
+ * program's graph): such a call must reach cuBLAS with reason no_scratch.
+ * Whether the capture cases expect that, and the count to watch. */
+static int captures_forward(const gs_variant *v) { return v->scratch_bytes != NULL; }
+static uint64_t captured_calls_seen(const gs_variant *v)
+{
+  return captures_forward(v) ? gs_tally_count("cublas", GS_R_NO_SCRATCH) : served(v);
+}
 static uint64_t checking(void)
 {
   return gs_tally_count("cublas", GS_R_SELFCHECK) + gs_tally_count("cublas", GS_R_CHECKING);
@@ -571,7 +582,8 @@ static void lt_epilogues(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant
 }
 
 /* A created (blocking) stream, then capture on a non-blocking one, with a
- * graph replayed twice: the same bytes each time. */
+ * graph replayed twice: the same bytes each time (served by ours, or by
+ * cuBLAS for a kernel that needs scratch: captures_forward). */
 static void streams_and_capture(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   int ta, tb;
@@ -587,14 +599,15 @@ static void streams_and_capture(cublasHandle_t h, cublasLtHandle_t lt, const gs_
   double *ref = reference(h, &p, &sc);
   int warm = call_ours(h, lt, &p, &sc);   /* the class is checked before capture */
   reset(&p, &sc);
-  uint64_t before = served(v);
+  uint64_t before = captured_calls_seen(v), ours_before = served(v);
   cudaGraph_t g;
   cudaGraphExec_t ge;
   CB(cublasSetStream_v2(h, s));
   CU(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
   CB(call(h, lt, &p, &sc, 1));
   CU(cudaStreamEndCapture(s, &g));
-  int captured_ours = served(v) == before + 1;
+  int captured_ours = captured_calls_seen(v) == before + 1 &&
+                      served(v) == ours_before + !captures_forward(v);
   CU(cudaGraphInstantiate(&ge, g, 0));
   CU(cudaGraphLaunch(ge, s));
   CU(cudaStreamSynchronize(s));
@@ -609,7 +622,9 @@ static void streams_and_capture(cublasHandle_t h, cublasLtHandle_t lt, const gs_
   CB(call(h, lt, &p, &sc, 0));
   CU(cudaDeviceSynchronize());
   double theirs = error_of(&p, &sc, ref);
-  verdict(v->name, "graph capture (global mode), non-blocking stream, replayed twice",
+  verdict(v->name, captures_forward(v) ? "graph capture (global mode): to cuBLAS (no_scratch), "
+                                         "replayed twice"
+                                       : "graph capture (global mode), non-blocking stream, replayed twice",
           warm && captured_ours && within(v, e, theirs) && !memcmp(first, second, bytes), e,
           theirs);
   CB(cublasSetStream_v2(h, 0));
@@ -771,9 +786,23 @@ static float *b_at(problem *p, int64_t l, int64_t j)
   return p->tb ? &p->hB[j + l * p->ldb] : &p->hB[l + j * p->ldb];
 }
 
+/* The kind FP64's result r gives an FP32 output where it is decisive (0
+ * finite, 1 +Inf, 2 -Inf, 3 NaN), or -1 within 2^-20 of FLT_MAX, where
+ * the rounding of either may go both ways. */
+static int fp64_kind(double r)
+{
+  if (isnan(r)) return 3;
+  double a = fabs(r);
+  if (a > (double)FLT_MAX * (1 + 0x1p-20)) return r > 0 ? 1 : 2;
+  if (a >= (double)FLT_MAX * (1 - 0x1p-20)) return -1;
+  return 0;
+}
+
 /* Inf, NaN, and values whose products overflow, in A and B: D has
- * cuBLAS's pattern of Inf and NaN, and its finite part agrees with
- * cuBLAS's to the self-check's bound. */
+ * cuBLAS's pattern of Inf and NaN (or, for a kernel whose entry says
+ * nonfinite_as_fp64, the FP64 result's wherever that is decisive; then
+ * the outputs where cuBLAS differs from FP64 are counted and shown), and
+ * its finite part agrees with cuBLAS's to the self-check's bound. */
 static void non_finite(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, int ta, int tb)
 {
   problem p = make(v, ta, tb, 2 * m_unit(v), n_of(v, 2), 8 * k_unit(v), 0);
@@ -792,20 +821,27 @@ static void non_finite(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *
   upload(p.type, p.B, p.hB, n_b(&p));
   spec s = { .alpha = 1.0f, .beta = 0.0f };
   size_t n = n_c(&p);
+  double *ref = v->nonfinite_as_fp64 ? reference(h, &p, &s) : NULL;
   int was_ours = call_ours(h, lt, &p, &s);
   float *ours = download(p.type, p.C, n, NULL);
   reset(&p, &s);
   CB(call(h, lt, &p, &s, 0));
   CU(cudaDeviceSynchronize());
   float *theirs = download(p.type, p.C, n, NULL);
-  long mismatched = 0, nonfinite = 0;
+  long mismatched = 0, nonfinite = 0, cublas_off = 0, shown = 0;
   double num = 0, den = 0;
   for (int64_t j = 0; j < p.n; j++)
     for (int64_t i = 0; i < p.m; i++) {
       size_t x = (size_t)(i + j * p.ldc);
       nonfinite += fclass(theirs[x]) != 0;
-      if (fclass(ours[x]) != fclass(theirs[x])) mismatched++;
-      else if (!fclass(theirs[x])) {
+      int want = ref ? fp64_kind(ref[i + j * p.m]) : fclass(theirs[x]);
+      if (ref && want >= 0 && fclass(theirs[x]) != want) cublas_off++;
+      if (want >= 0 && fclass(ours[x]) != want) {
+        mismatched++;
+        if (shown++ < 8)
+          printf("     D[%lld, %lld]: ours %a, cuBLAS %a%s%.17g\n", (long long)i, (long long)j,
+                 ours[x], theirs[x], ref ? ", FP64 " : "", ref ? ref[i + j * p.m] : 0.0);
+      } else if (!fclass(ours[x]) && !fclass(theirs[x])) {
         double d = (double)ours[x] - theirs[x];
         num += d * d;
         den += (double)theirs[x] * theirs[x];
@@ -813,8 +849,14 @@ static void non_finite(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *
     }
   double e = sqrt(num / (den > 0 ? den : 1));
   char what[160];
-  snprintf(what, sizeof what, "%s Inf/NaN/overflow: cuBLAS's pattern (%ld non-finite, %ld differ)",
-           lay_name(ta, tb), nonfinite, mismatched);
+  if (ref)
+    snprintf(what, sizeof what,
+             "%s Inf/NaN/overflow: FP64's pattern (%ld non-finite, %ld differ; cuBLAS off on %ld)",
+             lay_name(ta, tb), nonfinite, mismatched, cublas_off);
+  else
+    snprintf(what, sizeof what, "%s Inf/NaN/overflow: cuBLAS's pattern (%ld non-finite, %ld differ)",
+             lay_name(ta, tb), nonfinite, mismatched);
+  free(ref);
   verdict(v->name, what, was_ours && nonfinite > 0 && mismatched == 0 && e <= v->selfcheck_tol, e, 0);
   free(ours); free(theirs);
   release(&p);
@@ -981,6 +1023,12 @@ static void refusals(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     check_forwarded(h, lt, &wide, &s, GS_R_SIZE_CLASS, "n over n_max");
     release(&wide);
   }
+  if (v->k_min > v->k_mult) {
+    problem shallow = make(v, ta, tb, 2 * m_unit(v), n_of(v, 2),
+                           (v->k_min - 1) / v->k_mult * v->k_mult, 0);
+    check_forwarded(h, lt, &shallow, &s, GS_R_SIZE_CLASS, "k under k_min");
+    release(&shallow);
+  }
   problem p = base(v, ta, tb, 0);
   spec shifted = { .alpha = 1.0f, .beta = 0.5f, .a_shift = 1 };
   check_forwarded(h, lt, &p, &shifted, GS_R_ALIGNMENT, "A one element off");
@@ -1125,8 +1173,9 @@ static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 }
 
 /* k odd and k off the 16-byte vector (lda padded up to the alignment),
- * down to a k below one vector; m off 8 (NN: A's columns not a whole
- * number of vectors), and a few rows with a long K; in each layout. */
+ * down to a k below one vector (or, for a kernel with a k_min, the odd k
+ * just over it); m off 8 (NN: A's columns not a whole number of vectors),
+ * and a few rows with a long K; in each layout. */
 static void k_tails(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   static const struct { int64_t m, n, k; } shapes[] = {
@@ -1136,8 +1185,9 @@ static void k_tails(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     int ta = l & 1, tb = l >> 1;
     if (!takes(v, ta, tb)) continue;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
-      problem p = make(v, ta, tb, round_up(shapes[i].m, v->m_mult), n_in_class(v, shapes[i].n),
-                       shapes[i].k, 0);
+      int64_t k = shapes[i].k < v->k_min ? v->k_min + shapes[i].k : shapes[i].k;
+      problem p = make(v, ta, tb, round_up(shapes[i].m, v->m_mult), n_in_class(v, shapes[i].n), k,
+                       0);
       spec s = { .alpha = 1.0f, .beta = i % 2 ? 0.5f : 0.0f };
       check_call(h, lt, &p, &s, "k tail");
       release(&p);
@@ -1149,7 +1199,8 @@ static void k_tails(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
  * own output, then both replayed 50 times on their streams at once (no
  * sync in between): both outputs correct, and the bytes of a call made
  * outside any graph (the kernel's answer does not depend on the stream or
- * on what runs beside it). */
+ * on what runs beside it; for a kernel whose captured calls go to cuBLAS,
+ * cuBLAS's own call's bytes). */
 static void graphs_on_two_streams(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   enum { REPLAYS = 50 };
@@ -1164,6 +1215,11 @@ static void graphs_on_two_streams(cublasHandle_t h, cublasLtHandle_t lt, const g
   spec s = { .alpha = 1.0f, .beta = 0.0f };   /* a replay overwrites, never accumulates */
   double *ref = reference(h, &p, &s);
   int ok = call_ours(h, lt, &p, &s);          /* the class checked, and the bytes outside a graph */
+  if (captures_forward(v)) {
+    reset(&p, &s);
+    CB(call(h, lt, &p, &s, 0));
+    CU(cudaDeviceSynchronize());
+  }
   unsigned char *solo = malloc(bytes), *got = malloc(bytes);
   CU(cudaMemcpy(solo, p.C, bytes, cudaMemcpyDeviceToHost));
 
@@ -1171,7 +1227,7 @@ static void graphs_on_two_streams(cublasHandle_t h, cublasLtHandle_t lt, const g
   cudaStream_t st[2];
   cudaGraph_t g[2];
   cudaGraphExec_t ge[2];
-  uint64_t before = served(v);
+  uint64_t before = captured_calls_seen(v);
   for (int i = 0; i < 2; i++) {
     CU(cudaStreamCreateWithFlags(&st[i], cudaStreamNonBlocking));
     spec si = s;
@@ -1182,7 +1238,7 @@ static void graphs_on_two_streams(cublasHandle_t h, cublasLtHandle_t lt, const g
     CU(cudaStreamEndCapture(st[i], &g[i]));
     CU(cudaGraphInstantiate(&ge[i], g[i], 0));
   }
-  ok &= served(v) == before + 2;
+  ok &= captured_calls_seen(v) == before + 2;
   for (int r = 0; r < REPLAYS; r++)
     for (int i = 0; i < 2; i++) CU(cudaGraphLaunch(ge[i], st[i]));
   CU(cudaStreamSynchronize(st[0]));
@@ -1274,14 +1330,31 @@ static void set_env(const char *name, const char *value)
 }
 
 /* Route v's whole class to it: GEMMSHIM_FORCE names it, and a kernel the
- * policy gives only to calls that opted in gets the one opt-in the shim
- * has for it (GEMMSHIM_FP32=tc, math_rules.h). */
+ * policy gives only to calls that opted in gets the user's opt-in that
+ * selects it (GEMMSHIM_FP32=tc or tc-fast, math_rules.h): the first value
+ * under which the policy's opt-in answers yes for a plain FP32 call. */
 static void aim_at(const gs_variant *v)
 {
+  static const char *const fp32_modes[] = { "tc", "tc-fast" };
   const gs_route_entry *r = route_of(v);
   set_env("GEMMSHIM_FORCE", v->name);
-  set_env("GEMMSHIM_FP32", r && r->opted_in ? "tc" : NULL);
+  set_env("GEMMSHIM_FP32", NULL);
   set_env("CUBLAS_EMULATE_SINGLE_PRECISION", NULL);
+  gs_config_reload();
+  if (!r || !r->opted_in) return;
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_32F;
+  g.compute_type = GS_NONE;
+  g.math_mode = CUBLAS_DEFAULT_MATH;
+  g.state_loaded = 1;
+  for (size_t i = 0; i < sizeof fp32_modes / sizeof *fp32_modes; i++) {
+    set_env("GEMMSHIM_FP32", fp32_modes[i]);
+    gs_config_reload();
+    if (r->opted_in(&g) == 1) return;
+  }
+  printf("note %s: no GEMMSHIM_FP32 value opts it in; checked as forced only\n", v->name);
+  set_env("GEMMSHIM_FP32", NULL);
   gs_config_reload();
 }
 

@@ -41,6 +41,7 @@
 #define SIMT "sgemm_simt"
 #define BF16 "gemm_bf16_wgmma_persistent"
 #define F32TC "gemm_f32_3xtf32"
+#define F32ACC "gemm_f32_bf16x6"
 #define N 512
 
 static int failures, checks;
@@ -365,10 +366,14 @@ static void phase_alpha_zero(cublasHandle_t h)
   alpha_zero_case(h, ENTRY_GEMMEX_BF16, BF16, 1, 0, 4096, 4096, 4096, 0, 1.0f);
   alpha_zero_case(h, ENTRY_GEMMEX_BF16, BF16, 1, 0, 512, 512, 512, 1, 1.0f);
   alpha_zero_case(h, ENTRY_GEMMEX_BF16, BF16, 1, 0, 512, 512, 512, 0, 0.0f);
-  set_env("GEMMSHIM_FP32", "tc");
+  set_env("GEMMSHIM_FP32", "tc-fast");
   alpha_zero_case(h, ENTRY_SGEMM, F32TC, 1, 0, 512, 512, 512, 0, 1.0f);
   alpha_zero_case(h, ENTRY_SGEMM, F32TC, 0, 1, 512, 512, 512, 0, 1.0f);
   alpha_zero_case(h, ENTRY_SGEMM, F32TC, 1, 0, 512, 512, 512, 1, 1.0f);
+  set_env("GEMMSHIM_FP32", "tc");
+  alpha_zero_case(h, ENTRY_SGEMM, F32ACC, 1, 0, 512, 512, 512, 0, 1.0f);
+  alpha_zero_case(h, ENTRY_SGEMM, F32ACC, 0, 1, 512, 512, 512, 0, 1.0f);
+  alpha_zero_case(h, ENTRY_SGEMM, F32ACC, 1, 0, 512, 512, 512, 1, 1.0f);
   set_env("GEMMSHIM_FP32", NULL);
 }
 

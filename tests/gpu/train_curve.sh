@@ -4,7 +4,8 @@
 # (tests/fixtures/train/<dtype>-<steps>.txt, one loss per line): the loss
 # must stay within the kernel's tolerance at every step, and the shim's log
 # must show the kernel serving calls.
-#   fp32 + GEMMSHIM_FP32=tc: gemm_f32_3xtf32 (TN), within 0.5%
+#   fp32 + GEMMSHIM_FP32=tc: gemm_f32_bf16x6, within 0.5%
+#   fp32 + GEMMSHIM_FP32=tc-fast: gemm_f32_3xtf32, within 0.5%
 #   bf16: gemm_bf16_wgmma_persistent (TN), within 2%
 # GEMMSHIM_FORCE=1 routes the kernels' whole classes (the other layouts of
 # fp32 go to sgemm_simt), so the check does not depend on the win tables.
@@ -36,32 +37,34 @@ if [ -n "${GS_TRAIN_CURVE_RECORD:-}" ]; then
   exit 0
 fi
 fail=0
-for spec in "fp32 gemm_f32_3xtf32 0.005 GEMMSHIM_FP32=tc" "bf16 gemm_bf16_wgmma_persistent 0.02 GEMMSHIM_FP32=strict"; do
+for spec in "fp32 gemm_f32_bf16x6 0.005 GEMMSHIM_FP32=tc" "fp32 gemm_f32_3xtf32 0.005 GEMMSHIM_FP32=tc-fast" \
+            "bf16 gemm_bf16_wgmma_persistent 0.02 GEMMSHIM_FP32=strict"; do
   set -- $spec
   dtype=$1 kernel=$2 tol=$3 extra=$4
+  run=$dtype-$kernel
   ref="$refdir/$dtype-$steps.txt"
   [ -r "$ref" ] || { echo "FAIL: no reference curve $ref (record one: GS_TRAIN_CURVE_RECORD=DIR)"; fail=1; continue; }
-  train $dtype "$out/$dtype.txt" LD_PRELOAD="$shim" GEMMSHIM_FORCE=1 "$extra" \
-    GEMMSHIM_LOG="$out/log-$dtype.%p.csv" || { fail=1; continue; }
+  train $dtype "$out/$run.txt" LD_PRELOAD="$shim" GEMMSHIM_FORCE=1 "$extra" \
+    GEMMSHIM_LOG="$out/log-$run.%p.csv" || { fail=1; continue; }
   # the log's route column (13th) names the kernel that served each row
-  served=$(awk -F, -v k="$kernel" '$13 == k { n += $15 } END { print n + 0 }' "$out"/log-$dtype.*.csv)
+  served=$(awk -F, -v k="$kernel" '$13 == k { n += $15 } END { print n + 0 }' "$out"/log-$run.*.csv)
   [ "$served" -gt 0 ] || { echo "FAIL: $dtype: $kernel served no call"; fail=1; }
-  verdict=$(paste -d' ' "$ref" "$out/$dtype.txt" | awk -v tol="$tol" '
+  verdict=$(paste -d' ' "$ref" "$out/$run.txt" | awk -v tol="$tol" '
     { n++; d = ($2 - $1) / ($1 < 0 ? -$1 : $1); if (d < 0) d = -d;
       if (d > worst) { worst = d; at = n - 1 } if (d > tol || $2 != $2) bad++ }
     END { printf "%d steps, worst relative difference %.3g at step %d, %d over %g\n", n, worst, at, bad, tol;
           exit (bad > 0 || n == 0) }')
   rc=$?
-  lines=$(wc -l < "$out/$dtype.txt")
+  lines=$(wc -l < "$out/$run.txt")
   if [ $rc -eq 0 ] && [ "$lines" -eq "$steps" ]; then
     echo "PASS: $dtype under $kernel ($served calls served): $verdict"
   else
     echo "FAIL: $dtype under $kernel: $verdict ($lines losses)"; fail=1
   fi
-  grep -h 'median_step_ms' "$out/$dtype.txt.log" | sed 's/^/  shim: /'
+  grep -h 'median_step_ms' "$out/$run.txt.log" | sed 's/^/  shim: /'
   grep -h 'median_step_ms' "$ref.log" 2>/dev/null | sed 's/^/  plain: /'
   awk -F, 'NR > 1 { print "  " $2 "," $7 "," $9 "x" $10 "x" $11 "," $13 "," $14 "," $15 }' \
-    "$out"/log-$dtype.*.csv | sort | uniq | head -n 40
+    "$out"/log-$run.*.csv | sort | uniq | head -n 40
 done
 [ -n "${OUT:-}" ] && cp "$out"/log-*.csv "$OUT"/ 2>/dev/null
 rm -rf "$out"

@@ -8,7 +8,15 @@
 fake_launch_fn fake_variant_launch;
 int (*fake_variant_preload)(void);
 
+size_t fake_scratch_bytes;
+
 static int preload(void) { return fake_variant_preload ? fake_variant_preload() : 0; }
+
+static size_t scratch_bytes(const gs_kernel_args *a)
+{
+  (void)a;
+  return fake_scratch_bytes;
+}
 
 #define LAUNCHER(variant)                                                            \
   static gs_kstatus launch_##variant(const gs_kernel_args *a)                        \
@@ -50,7 +58,7 @@ const gs_variant f32_variant = {
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
   .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
-  .preload = preload,
+  .preload = preload, .scratch_bytes = scratch_bytes,
 };
 
 const gs_variant bf16_variant = {

@@ -20,7 +20,7 @@ extern fake_gpu_t fake_gpu;
  * it return NULL. */
 extern gs_rt_identity fake_identity;
 /* gs_rt_kernel_table_hash of these variants (a test checks it). */
-#define FAKE_KERNEL_TABLE "88cacef35bb52a0e"
+#define FAKE_KERNEL_TABLE "32bca583ad9db055"
 extern int fake_identity_known;
 
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
@@ -46,6 +46,10 @@ extern const gs_variant lt_variant;
  * (GS_K_UNSUPPORTED); a test that runs kernels sets its own. */
 typedef gs_kstatus (*fake_launch_fn)(const gs_variant *v, const gs_kernel_args *a);
 extern fake_launch_fn fake_variant_launch;
+
+/* The scratch f32_variant asks for (its scratch_bytes; 0, the default:
+ * none). */
+extern size_t fake_scratch_bytes;
 
 /* What f32_variant's preload does (NULL: loads at once). */
 extern int (*fake_variant_preload)(void);

@@ -1,13 +1,14 @@
-/* bf16x6_index.h: the index math of dev/bf16x6/bf16x6.cu, host+device, so
- * that dev/bf16x6/index_test.c checks exactly what the kernel computes
+/* bf16x6_index.h: the index math of the BF16x6 kernels (kernels/
+ * gemm_f32_bf16x6_device.cuh and the lab, dev/bf16x6/bf16x6.cu), host+device,
+ * so that dev/bf16x6/index_test.c checks exactly what the kernel computes
  * (against a model of TMA's 128-byte swizzle and of how wgmma reads a
  * K-major operand through a descriptor and A from registers).
  *
  * A K-step is 32 FP32 of K: one 128-byte row of a raw TMA tile, whose
  * 16-byte chunk c lies at chunk c ^ (row & 7). It is two k16 substeps j.
  * Index i (0..15) of substep j stands for raw k bf16x6_raw_k(i, j). */
-#ifndef GS_DEV_BF16X6_INDEX_H
-#define GS_DEV_BF16X6_INDEX_H
+#ifndef GS_BF16X6_INDEX_H
+#define GS_BF16X6_INDEX_H
 
 #if defined(__CUDACC__)
 #define BX_FN __host__ __device__ __forceinline__
