@@ -105,33 +105,35 @@ int main(void)
   CB(cublasCreate_v2(&h));
   if (!gs_check_wait_loaded()) return 1;
 
-  expect("no opt-in", who_serves(h, VIA_SGEMM, 256, 384, 256), SIMT);
+  expect("no opt-in", who_serves(h, VIA_SGEMM, 256, 384, 512), SIMT);
   CB(cublasSetMathMode(h, CUBLAS_FP32_EMULATED_BF16X9_MATH));
-  expect("math mode FP32_EMULATED_BF16X9", who_serves(h, VIA_SGEMM, 256, 384, 256), TC);
+  expect("math mode FP32_EMULATED_BF16X9", who_serves(h, VIA_SGEMM, 256, 384, 512), TC);
   CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   expect("GemmEx compute type 32F_EMULATED_16BFX9",
-         who_serves(h, VIA_GEMMEX_EMULATED, 256, 384, 256), TC);
+         who_serves(h, VIA_GEMMEX_EMULATED, 256, 384, 512), TC);
   set_env("CUBLAS_EMULATE_SINGLE_PRECISION", "1");
-  expect("CUBLAS_EMULATE_SINGLE_PRECISION=1", who_serves(h, VIA_SGEMM, 256, 384, 256), TC);
+  expect("CUBLAS_EMULATE_SINGLE_PRECISION=1", who_serves(h, VIA_SGEMM, 256, 384, 512), TC);
   set_env("CUBLAS_EMULATE_SINGLE_PRECISION", NULL);
   set_env("GEMMSHIM_FP32", "tc");
-  expect("GEMMSHIM_FP32=tc", who_serves(h, VIA_SGEMM, 256, 384, 256), TC);
-  /* k = 48: outside the accurate kernel's class (k >= 256), inside the
-   * strict kernel's (k % 16): an opted-in call still gets strict FP32 */
+  expect("GEMMSHIM_FP32=tc", who_serves(h, VIA_SGEMM, 256, 384, 512), TC);
+  /* k = 48 and 256: outside the accurate kernel's class (k >= 512),
+   * inside the strict kernel's (k % 16): an opted-in call still gets
+   * strict FP32 */
   expect("GEMMSHIM_FP32=tc, k = 48", who_serves(h, VIA_SGEMM, 256, 256, 48), SIMT);
+  expect("GEMMSHIM_FP32=tc, k = 256", who_serves(h, VIA_SGEMM, 256, 256, 256), SIMT);
   set_env("GEMMSHIM_FP32", "tc-fast");
-  expect("GEMMSHIM_FP32=tc-fast", who_serves(h, VIA_SGEMM, 256, 384, 256), FAST);
+  expect("GEMMSHIM_FP32=tc-fast", who_serves(h, VIA_SGEMM, 256, 384, 512), FAST);
   /* a request for emulation asks for FP32's accuracy: the accurate kernel
    * even under tc-fast */
   CB(cublasSetMathMode(h, CUBLAS_FP32_EMULATED_BF16X9_MATH));
   expect("GEMMSHIM_FP32=tc-fast, math mode FP32_EMULATED_BF16X9",
-         who_serves(h, VIA_SGEMM, 256, 384, 256), TC);
+         who_serves(h, VIA_SGEMM, 256, 384, 512), TC);
   CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   set_env("GEMMSHIM_FP32", "tc");
   /* TF32 math mode asks for TF32: that stays cuBLAS's */
   CB(cublasSetMathMode(h, (cublasMath_t)(CUBLAS_TF32_TENSOR_OP_MATH |
                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-  const char *tf32 = who_serves(h, VIA_SGEMM, 256, 384, 256);
+  const char *tf32 = who_serves(h, VIA_SGEMM, 256, 384, 512);
   verdict("TF32 math mode: served by cuBLAS", tf32 == NULL);
   CB(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   cublasDestroy_v2(h);
