@@ -67,10 +67,13 @@ static gs_kstatus run(const gs_gemm *g, const gs_decision *d, const gs_kernel_ar
   if (!bytes) return v->launch(a);   /* none for this call */
   gs_kernel_args with = *a;
   if (!d->ctx || gs_gpu_stream_capturing(a->stream) || !pool_ready(d->ctx) ||
-      gs_scratch_get(d->ctx, bytes, a->stream, &with.scratch) != 0)
+      gs_scratch_try(d->ctx, bytes, a->stream, &with.scratch) != 0)
     return GS_K_NO_SCRATCH;
   gs_kstatus st = v->launch(&with);
+  gs_relaxed r;   /* as the allocation: another thread may be capturing */
+  gs_relax(&r);
   gs_scratch_put(with.scratch, a->stream);
+  gs_unrelax(&r);
   return st;
 }
 

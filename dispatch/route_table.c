@@ -672,7 +672,13 @@ static int matches(const gs_rt_row *r, const gs_rt_key *k)
          range_ok(r->batch, k->batch);
 }
 
-const gs_rt_row *gs_rt_find(const gs_route_table *t, const gs_rt_key *k)
+typedef struct speaks_arg {
+  const gs_variant *v;
+  const gs_route_entry *routes;
+  size_t n_routes;
+} speaks_arg;
+
+static const gs_rt_row *find_if(const gs_route_table *t, const gs_rt_key *k, const speaks_arg *to)
 {
   if (!t) return NULL;
   const gs_rt_row *best = NULL;
@@ -681,15 +687,46 @@ const gs_rt_row *gs_rt_find(const gs_route_table *t, const gs_rt_key *k)
     uint32_t i = t->slots[s];
     if (!i) break;
     const gs_rt_row *r = &t->rows[i - 1];
+    if (to && !gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes)) continue;
     /* slots fill in file order, so a tie keeps the earlier row */
     if (matches(r, k) && (!best || specificity(r) > specificity(best) ||
                           (specificity(r) == specificity(best) && r->line < best->line)))
       best = r;
   }
   if (best) return best;
-  for (size_t i = 0; i < t->n_ranged; i++)
-    if (matches(&t->rows[t->ranged[i]], k)) return &t->rows[t->ranged[i]];
+  for (size_t i = 0; i < t->n_ranged; i++) {
+    const gs_rt_row *r = &t->rows[t->ranged[i]];
+    if (matches(r, k) && (!to || gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes))) return r;
+  }
   return NULL;
+}
+
+const gs_rt_row *gs_rt_find(const gs_route_table *t, const gs_rt_key *k)
+{
+  return find_if(t, k, NULL);
+}
+
+/* The opt-in function of v's route; NULL for none (or no route). */
+static int (*opt_in_of(const gs_variant *v, const gs_route_entry *routes,
+                       size_t n))(const gs_gemm *)
+{
+  for (size_t i = 0; i < n; i++)
+    if (routes[i].kernel == v) return routes[i].opted_in;
+  return NULL;
+}
+
+int gs_rt_row_speaks_to(const gs_rt_row *r, const gs_variant *v, const gs_route_entry *routes,
+                        size_t n_routes)
+{
+  if (!r->kernel || r->kernel == v) return 1;
+  return opt_in_of(r->kernel, routes, n_routes) == opt_in_of(v, routes, n_routes);
+}
+
+const gs_rt_row *gs_rt_find_for(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
+                                const gs_route_entry *routes, size_t n_routes)
+{
+  const speaks_arg to = { v, routes, n_routes };
+  return find_if(t, k, &to);
 }
 
 int gs_rt_row_routes(const gs_rt_row *r)

@@ -18,6 +18,7 @@
 
 #include "gemm.h"
 #include "lt_algo.h"
+#include "routes.h"
 #include "variants.h"
 
 #ifdef __cplusplus
@@ -167,6 +168,20 @@ int gs_rt_validate(const gs_route_table *t, const gs_rt_identity *id, char *why,
  * then the earliest. Else the first matching row with a size range or a
  * wildcard A type, in file order. NULL when none. */
 const gs_rt_row *gs_rt_find(const gs_route_table *t, const gs_rt_key *k);
+
+/* Whether row r speaks to kernel v under the routing policy routes[n]: a
+ * row naming cuBLAS (or a kernel this build lacks) speaks to every kernel;
+ * a row naming a kernel, to the kernels that serve the same calls, those
+ * whose route needs the same opt-in (none, or the same one). So a row of
+ * the fast FP32 kernel (GEMMSHIM_FP32=tc-fast) says nothing about calls
+ * for the accurate one (tc), and the other way round: the two tune apart
+ * and their rows may cover the same shapes. */
+int gs_rt_row_speaks_to(const gs_rt_row *r, const gs_variant *v, const gs_route_entry *routes,
+                        size_t n_routes);
+
+/* gs_rt_find among the rows that speak to v. */
+const gs_rt_row *gs_rt_find_for(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
+                                const gs_route_entry *routes, size_t n_routes);
 
 /* Does the row send the call to its kernel? (a kernel, ratio >= 1.02) */
 int gs_rt_row_routes(const gs_rt_row *r);

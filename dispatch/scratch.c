@@ -76,6 +76,18 @@ int gs_scratch_get(gs_ctx *ctx, size_t bytes, void *stream, void **out)
   return -1;
 }
 
+int gs_scratch_try(gs_ctx *ctx, size_t bytes, void *stream, void **out)
+{
+  if (atomic_load_explicit(&ctx->resources, memory_order_acquire) != 1) return -1;
+  gs_relaxed r;
+  gs_relax(&r);
+  cudaError_t e = cudaMallocFromPoolAsync(out, bytes, (cudaMemPool_t)ctx->pool, (cudaStream_t)stream);
+  gs_unrelax(&r);
+  if (e == cudaSuccess) return 0;
+  (void)cudaGetLastError();
+  return -1;
+}
+
 void gs_scratch_put(void *p, void *stream)
 {
   if (p && cudaFreeAsync(p, (cudaStream_t)stream) != cudaSuccess) (void)cudaGetLastError();

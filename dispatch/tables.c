@@ -176,7 +176,7 @@ static void remember(verdict_slot *s, const gs_rt_key *k, const gs_variant *v, i
 static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
                          const gs_rt_row **row)
 {
-  const gs_rt_row *r = gs_rt_find(t, k);
+  const gs_rt_row *r = gs_rt_find_for(t, k, v, gs_routes, gs_n_routes);
   *row = r;
   if (!r) return GS_R_NOT_TUNED;
   if (r->ratio < GS_RT_MIN_RATIO) return GS_R_TUNED_CUBLAS;

@@ -1,8 +1,9 @@
 /* FP32 GEMM on Hopper tensor cores from three BF16 parts per value (BF16x6:
  * the six products of parts whose indices sum to at most 2), each row of
  * op(A) and column of op(B) scaled by a power of two first, FP32 TwoSum
- * accumulation outside the tensor cores; layouts TN, NN, NT and TT. The
- * error is at most SGEMM's on every input class issue 21 names (randn,
+ * accumulation outside the tensor cores; layouts TN, NN, NT and TT. Its
+ * error meets issue 21's bound of SGEMM's (median at most 1.0x, worst at
+ * most 1.1x, over seeds) on every input class the issue names (randn,
  * wide-range, uniform [0, 1)) from K = 512 on, as measured; the Inf/NaN
  * pattern is FP64's.
  * Device code: kernels/gemm_f32_bf16x6_device.cuh; design, numerics,

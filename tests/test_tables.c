@@ -340,6 +340,45 @@ static void test_n_max_bounds_the_class(void **s)
   }
 }
 
+/* The built-in table's rows for the two FP32 tensor-core kernels overlap
+ * (4096^3 lies in both boxes, 3xTF32's first): each kernel finds its own
+ * row there, since a row of one opt-in says nothing about the other's
+ * calls; a kernel without an opt-in sees neither; 2048 x 2048 x 8192 lies
+ * in BF16x6's box alone. */
+static void test_default_rows_of_each_opt_in(void **s)
+{
+  (void)s;
+  gs_route_table *t = gs_rt_parse(gs_default_routes, strlen(gs_default_routes), "defaults",
+                                  gs_variants, gs_n_variants, stderr);
+  assert_non_null(t);
+  static const struct { int64_t m, n, k; int ta, tb; int fast_row; } calls[] = {
+    { 4096, 4096, 4096, 0, 0, 1 }, { 8192, 8192, 8192, 1, 0, 1 }, { 1024, 2048, 1024, 0, 1, 1 },
+    { 2048, 2048, 8192, 1, 1, 0 },
+  };
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+    gs_gemm g = call_of(&gs_kernel_f32_bf16x6, calls[i].ta, calls[i].tb, calls[i].m, calls[i].n,
+                        calls[i].k, 0, 0);
+    gs_rt_key k;
+    gs_rt_key_of(&g, &k);
+    print_message("%lldx%lldx%lld %s%s\n", (long long)k.m, (long long)k.n, (long long)k.k,
+                  calls[i].ta ? "T" : "N", calls[i].tb ? "T" : "N");
+    const gs_rt_row *acc = gs_rt_find_for(t, &k, &gs_kernel_f32_bf16x6, gs_routes, gs_n_routes);
+    const gs_rt_row *fast = gs_rt_find_for(t, &k, &gs_kernel_f32_3xtf32, gs_routes, gs_n_routes);
+    const gs_rt_row *plain = gs_rt_find_for(t, &k, &gs_kernel_sgemm_simt, gs_routes, gs_n_routes);
+    assert_non_null(acc);
+    assert_ptr_equal(acc->kernel, &gs_kernel_f32_bf16x6);
+    assert_true(gs_rt_row_routes(acc));
+    if (calls[i].fast_row) {
+      assert_non_null(fast);
+      assert_ptr_equal(fast->kernel, &gs_kernel_f32_3xtf32);
+    } else {
+      assert_null(fast);
+    }
+    assert_null(plain);
+  }
+  gs_rt_free(t);
+}
+
 /* The FP32 tensor-core kernels' opt-ins in the real policy: GEMMSHIM_FP32=tc
  * asks for the accurate kernel (BF16x6) only, tc-fast for 3xTF32 only,
  * strict (the default) for neither; a program's request for emulation
@@ -404,7 +443,7 @@ static void test_k_min_bounds_the_class(void **s)
                             under.ldb, under.C, under.ldc, 1));
     }
   }
-  assert_true(bounded > 0);   /* the BF16x6 kernel's K >= 256 */
+  assert_true(bounded > 0);   /* the BF16x6 kernel's K >= 512 */
 }
 
 int main(void)
@@ -418,6 +457,7 @@ int main(void)
     cmocka_unit_test(test_n_max_bounds_the_class),
     cmocka_unit_test(test_k_min_bounds_the_class),
     cmocka_unit_test(test_fp32_tensor_core_opt_ins),
+    cmocka_unit_test(test_default_rows_of_each_opt_in),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
