@@ -179,6 +179,7 @@ int gs_config_parse(gs_config_t *cfg, gs_getenv_fn get, FILE *warn)
   cfg->time_every = read_long(get, "GEMMSHIM_TIME", 0, 0, 1L << 30, warn, &bad);
   cfg->ab_scratch_mb = read_long(get, "GEMMSHIM_AB_SCRATCH_MB", GS_AB_SCRATCH_MB_DEFAULT, 1,
                                  1L << 20, warn, &bad);
+  cfg->scratch_keep_mb = read_long(get, "GEMMSHIM_SCRATCH_KEEP_MB", 0, 0, 1L << 20, warn, &bad);
   const char *mode = get("GEMMSHIM_AB_MODE");
   if (mode && *mode && strcmp(mode, "use") && strcmp(mode, "shadow")) {
     if (warn) fprintf(warn, "gemmshim: GEMMSHIM_AB_MODE=\"%s\" is not use or shadow; using use\n", mode);

@@ -44,6 +44,9 @@ typedef struct gs_config_t {
                        log row (CUDA events, read later) */
   int ab_shadow;    /* GEMMSHIM_AB_MODE=shadow: the app gets cuBLAS's bits */
   long ab_scratch_mb;                /* GEMMSHIM_AB_SCRATCH_MB per device */
+  long scratch_keep_mb;              /* GEMMSHIM_SCRATCH_KEEP_MB: what the kernels'
+                                        scratch pool keeps across synchronizations
+                                        (0: gives all back at each one) */
   char ab_log_path[GS_PATH_MAX];     /* GEMMSHIM_AB_LOG, %p expanded */
   char test_break[64];  /* GEMMSHIM_TEST_BREAK=kernel: perturb its results
                            (tests of the self-check only) */

@@ -51,7 +51,12 @@ typedef struct gs_ctx {
   unsigned char check_slot[GS_MAX_VARIANTS][GS_CHECK_KEYS];  /* of a PENDING check */
   atomic_int resources;  /* 0 not made yet, 1 made, -1 could not be made;
                             set (release) once the fields below are */
-  void *pool;          /* cudaMemPool_t: stream-ordered scratch */
+  void *pool;          /* cudaMemPool_t: stream-ordered scratch of the
+                          comparisons (gives its memory back at each
+                          synchronization) */
+  void *kernel_pool;   /* cudaMemPool_t: our kernels' own scratch
+                          (gs_variant.scratch_bytes); keeps up to
+                          GEMMSHIM_SCRATCH_KEEP_MB across synchronizations */
   void *verdicts;      /* pinned host memory: GS_CHECK_SLOTS gs_compare_result */
   void *slot_event[GS_CHECK_SLOTS];   /* cudaEvent_t, recorded after a verdict's copy */
   uint64_t slots_busy; /* bit i: slot i belongs to a pending check */

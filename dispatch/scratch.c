@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "../kernels/compare.h"
+#include "config.h"
 
 void gs_relax(gs_relaxed *r)
 {
@@ -34,6 +35,13 @@ static int make(gs_ctx *ctx)
   unsigned long long zero = 0;
   if (cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &zero) != cudaSuccess) return -1;
   ctx->pool = pool;
+  /* the kernels' pool: what it keeps is not mapped again after each
+   * synchronization, nor usable by the program's allocator */
+  cudaMemPool_t kpool;
+  unsigned long long keep = (unsigned long long)gs_config()->scratch_keep_mb << 20;
+  if (cudaMemPoolCreate(&kpool, &props) != cudaSuccess) return -1;
+  if (cudaMemPoolSetAttribute(kpool, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) return -1;
+  ctx->kernel_pool = kpool;
   if (cudaHostAlloc(&ctx->verdicts, GS_CHECK_SLOTS * sizeof(gs_compare_result), cudaHostAllocDefault) !=
       cudaSuccess)
     return -1;
@@ -81,7 +89,8 @@ int gs_scratch_try(gs_ctx *ctx, size_t bytes, void *stream, void **out)
   if (atomic_load_explicit(&ctx->resources, memory_order_acquire) != 1) return -1;
   gs_relaxed r;
   gs_relax(&r);
-  cudaError_t e = cudaMallocFromPoolAsync(out, bytes, (cudaMemPool_t)ctx->pool, (cudaStream_t)stream);
+  cudaError_t e =
+      cudaMallocFromPoolAsync(out, bytes, (cudaMemPool_t)ctx->kernel_pool, (cudaStream_t)stream);
   gs_unrelax(&r);
   if (e == cudaSuccess) return 0;
   (void)cudaGetLastError();

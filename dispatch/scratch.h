@@ -28,9 +28,10 @@ int gs_ctx_make_resources(gs_ctx *ctx);
  * (remembered: a request as large or larger is not tried again). */
 int gs_scratch_get(gs_ctx *ctx, size_t bytes, void *stream, void **out);
 
-/* The same without the memory of refusals: every request is tried (a
- * kernel's own scratch, which a moment of memory pressure must not deny
- * for the rest of the process). */
+/* A kernel's own scratch, from the context's kernel pool (which keeps
+ * GEMMSHIM_SCRATCH_KEEP_MB across synchronizations), without the memory of
+ * refusals: every request is tried (a moment of memory pressure must not
+ * deny it for the rest of the process). */
 int gs_scratch_try(gs_ctx *ctx, size_t bytes, void *stream, void **out);
 
 /* Give it back, after the work queued on `stream` that uses it. */

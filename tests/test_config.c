@@ -222,6 +222,14 @@ static void test_ab_settings(void **s)
   assert_int_equal(c.ab_every, 0);
   assert_int_equal(c.ab_shadow, 0);
   assert_int_equal(c.ab_scratch_mb, GS_AB_SCRATCH_MB_DEFAULT);
+  assert_int_equal(c.scratch_keep_mb, 0);
+  set("GEMMSHIM_SCRATCH_KEEP_MB", "2048");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 0);
+  assert_int_equal(c.scratch_keep_mb, 2048);
+  set("GEMMSHIM_SCRATCH_KEEP_MB", "-1");
+  assert_int_equal(gs_config_parse(&c, table_getenv, NULL), 1);
+  assert_int_equal(c.scratch_keep_mb, 0);
+  env_n = 0;
   set("GEMMSHIM_AB", "10");
   set("GEMMSHIM_AB_MODE", "shadow");
   set("GEMMSHIM_AB_SCRATCH_MB", "64");

@@ -779,6 +779,45 @@ static void test_kernel_scratch_refused_forwards(void **s)
   assert_true(c_is(&p, 1));
 }
 
+/* A kernel's scratch comes from a pool of its own, which keeps
+ * GEMMSHIM_SCRATCH_KEEP_MB across synchronizations (default 0); the
+ * comparisons' pool keeps nothing either way. */
+static void test_kernel_scratch_pool_keeps_what_it_is_told(void **s)
+{
+  (void)s;
+  for (int keep = 0; keep < 2; keep++) {
+    fake_cuda_reset();
+    fake_ctx_make_current();
+    gs_ctx_forget_all();
+    stream = fake_stream_new();
+    if (keep) setenv("GEMMSHIM_SCRATCH_KEEP_MB", "64", 1);
+    else unsetenv("GEMMSHIM_SCRATCH_KEEP_MB");
+    gs_config_reload();
+    wait_loaded();
+    problem p;
+    make_problem(&p, 1.0f, 0.5f);
+    until_served(&p);
+    gs_ctx *c = gs_ctx_of(fake_ctx_id(), 0, fake_ctx_handle());
+    assert_non_null(c->kernel_pool);
+    assert_ptr_not_equal(c->kernel_pool, c->pool);
+    assert_int_equal(fake_pool_release_threshold(c->pool), 0);
+    assert_true(fake_pool_release_threshold(c->kernel_pool) == (keep ? 64ull << 20 : 0));
+    fake_scratch_bytes = 1 << 20;
+    int from_kernel_pool = fake_pool_allocs_from(c->kernel_pool), from_pool = fake_pool_allocs_from(c->pool);
+    gs_decision d;
+    memcpy(p.C, p.h_C0, sizeof p.h_C0);
+    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(d.reason, GS_R_ROUTED);
+    assert_int_equal(fake_pool_allocs_from(c->kernel_pool), from_kernel_pool + 1);
+    assert_int_equal(fake_pool_allocs_from(c->pool), from_pool);
+    fake_cuda_run();
+    assert_true(c_is(&p, 1));
+    fake_scratch_bytes = 0;
+  }
+  unsetenv("GEMMSHIM_SCRATCH_KEEP_MB");
+  gs_config_reload();
+}
+
 /* A kernel that needs scratch does not serve a call on a capturing stream
  * (the allocation would become a memory node of the program's graph): the
  * call goes to cuBLAS, captured, and nothing of ours is enqueued. */
@@ -1109,6 +1148,7 @@ int main(void)
     cmocka_unit_test_setup(test_kernel_scratch_comes_from_the_pool, setup),
     cmocka_unit_test_setup(test_kernel_scratch_refused_forwards, setup),
     cmocka_unit_test_setup(test_kernel_scratch_not_taken_in_capture, setup),
+    cmocka_unit_test_setup(test_kernel_scratch_pool_keeps_what_it_is_told, setup),
     cmocka_unit_test_setup_teardown(test_time_samples_one_call_in_n_of_a_row_and_never_waits,
                                     setup_timed, teardown_timed),
     cmocka_unit_test_setup_teardown(test_time_of_a_served_call_spans_our_kernel, setup_timed,

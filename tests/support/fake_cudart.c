@@ -139,7 +139,11 @@ static double gpu_clock_ms, work_ms = 0.5;
 typedef struct fake_pool {
   uint64_t ctx_id;
   unsigned long long threshold;
+  int allocs;
 } fake_pool;
+
+unsigned long long fake_pool_release_threshold(void *pool) { return ((fake_pool *)pool)->threshold; }
+int fake_pool_allocs_from(void *pool) { return ((fake_pool *)pool)->allocs; }
 
 static int capture_elsewhere;
 
@@ -743,6 +747,7 @@ cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool,
     *ptr = new_alloc(size, id);
     fake_stats.pool_allocs++;
     fake_stats.pool_bytes_live += size;
+    p->allocs++;
   }
   UNLOCK();
   return fail(e);

@@ -89,4 +89,9 @@ cudaError_t fake_launch(cudaStream_t s, fake_work_fn fn, const void *arg, size_t
 /* Whether p is inside memory some live context owns. */
 int fake_cuda_is_live(const void *p);
 
+/* A pool's release threshold (cudaMemPoolAttrReleaseThreshold), and the
+ * allocations made from it so far. */
+unsigned long long fake_pool_release_threshold(void *pool);
+int fake_pool_allocs_from(void *pool);
+
 #endif
