@@ -54,7 +54,10 @@ static constexpr int kSpreadBlocks = 528;
 static bool exps_mn(const float *x, int k, int64_t ld, int runs, int *exps, int *flag,
                     cudaStream_t st) {
   gs_launch_begin();
-  if (cudaMemsetAsync(exps, 0, (size_t)runs * sizeof(int), st) != cudaSuccess) return false;
+  if (cudaMemsetAsync(exps, 0, (size_t)runs * sizeof(int), st) != cudaSuccess) {
+    (void)cudaGetLastError();   /* read: not left for the caller's next call */
+    return false;
+  }
   const int bx = (runs + 31) / 32, slices = std::max(1, std::min(k / 64, kSpreadBlocks / bx));
   run_bits_mn<<<dim3(bx, slices), 256, 0, st>>>(x, k, ld, runs, exps, flag);
   if (gs_launch_end(0) != GS_K_OK) return false;
@@ -149,7 +152,10 @@ extern "C" gs_kstatus gs_gemm_f32_bf16x6_launch(const gs_kernel_args *a) {
    * there leaves D untouched (GS_K_LAUNCH_FAILED, the call falls back). */
   cudaStream_t st = a->stream;
   gs_launch_begin();
-  if (cudaMemsetAsync(flag_a, 0, 2 * sizeof(int), st) != cudaSuccess) return GS_K_LAUNCH_FAILED;
+  if (cudaMemsetAsync(flag_a, 0, 2 * sizeof(int), st) != cudaSuccess) {
+    (void)cudaGetLastError();   /* read: not left for the caller's next call */
+    return GS_K_LAUNCH_FAILED;
+  }
   if (a_kmajor) {
     run_exponents<<<(m + 7) / 8, 256, 0, st>>>(A, k, a->lda, m, exps_a, flag_a);
     if (gs_launch_end(0) != GS_K_OK) return GS_K_LAUNCH_FAILED;
