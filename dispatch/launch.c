@@ -44,8 +44,8 @@ gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
  * taken goes without). */
 static int pool_ready(gs_ctx *ctx)
 {
-  if (atomic_load_explicit(&ctx->resources, memory_order_acquire) != 0)
-    return atomic_load_explicit(&ctx->resources, memory_order_acquire) == 1;
+  int made = atomic_load_explicit(&ctx->resources, memory_order_acquire);
+  if (made != 0) return made == 1;
   if (pthread_mutex_trylock(&ctx->lock) != 0) return 0;
   int ok = gs_ctx_make_resources(ctx) == 0;
   pthread_mutex_unlock(&ctx->lock);

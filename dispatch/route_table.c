@@ -687,10 +687,10 @@ static const gs_rt_row *find_if(const gs_route_table *t, const gs_rt_key *k, con
     uint32_t i = t->slots[s];
     if (!i) break;
     const gs_rt_row *r = &t->rows[i - 1];
-    if (to && !gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes)) continue;
     /* slots fill in file order, so a tie keeps the earlier row */
     if (matches(r, k) && (!best || specificity(r) > specificity(best) ||
-                          (specificity(r) == specificity(best) && r->line < best->line)))
+                          (specificity(r) == specificity(best) && r->line < best->line)) &&
+        (!to || gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes)))
       best = r;
   }
   if (best) return best;

@@ -66,18 +66,26 @@ int gs_ctx_make_resources(gs_ctx *ctx)
   return atomic_load_explicit(&ctx->resources, memory_order_acquire) == 1 ? 0 : -1;
 }
 
+/* bytes from pool on stream, in relaxed capture mode; a refusal's error
+ * read. 0 on success. */
+static int alloc_from(void *pool, size_t bytes, void *stream, void **out)
+{
+  gs_relaxed r;
+  gs_relax(&r);
+  cudaError_t e = cudaMallocFromPoolAsync(out, bytes, (cudaMemPool_t)pool, (cudaStream_t)stream);
+  gs_unrelax(&r);
+  if (e == cudaSuccess) return 0;
+  (void)cudaGetLastError();
+  return -1;
+}
+
 int gs_scratch_get(gs_ctx *ctx, size_t bytes, void *stream, void **out)
 {
   size_t refused = atomic_load_explicit(&ctx->scratch_refused, memory_order_relaxed);
   if (atomic_load_explicit(&ctx->resources, memory_order_acquire) != 1 ||
       (refused && bytes >= refused))
     return -1;
-  gs_relaxed r;
-  gs_relax(&r);
-  cudaError_t e = cudaMallocFromPoolAsync(out, bytes, (cudaMemPool_t)ctx->pool, (cudaStream_t)stream);
-  gs_unrelax(&r);
-  if (e == cudaSuccess) return 0;
-  (void)cudaGetLastError();
+  if (alloc_from(ctx->pool, bytes, stream, out) == 0) return 0;
   /* remember the smallest size refused */
   while ((!refused || bytes < refused) &&
          !atomic_compare_exchange_weak(&ctx->scratch_refused, &refused, bytes)) {}
@@ -87,14 +95,7 @@ int gs_scratch_get(gs_ctx *ctx, size_t bytes, void *stream, void **out)
 int gs_scratch_try(gs_ctx *ctx, size_t bytes, void *stream, void **out)
 {
   if (atomic_load_explicit(&ctx->resources, memory_order_acquire) != 1) return -1;
-  gs_relaxed r;
-  gs_relax(&r);
-  cudaError_t e =
-      cudaMallocFromPoolAsync(out, bytes, (cudaMemPool_t)ctx->kernel_pool, (cudaStream_t)stream);
-  gs_unrelax(&r);
-  if (e == cudaSuccess) return 0;
-  (void)cudaGetLastError();
-  return -1;
+  return alloc_from(ctx->kernel_pool, bytes, stream, out);
 }
 
 void gs_scratch_put(void *p, void *stream)
