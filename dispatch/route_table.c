@@ -175,15 +175,15 @@ void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char o
 
 enum col {
   C_ENTRY, C_A, C_B, C_C, C_COMPUTE, C_LAYOUT, C_EPILOGUE, C_M, C_N, C_K, C_BATCH, C_ALIGN,
-  C_ROUTE, C_TIME, C_RATIO, C_LT_ALGO, C_COUNT
+  C_ROUTE, C_TIME, C_RATIO, C_LT_ALGO, C_LAUNCH, C_COUNT
 };
 static const char *const col_names[C_COUNT] = {
   "entry", "a_type", "b_type", "c_type", "compute", "layout", "epilogue", "m", "n", "k",
-  "batch", "align", "route", "time_us", "ratio", "lt_algo"
+  "batch", "align", "route", "time_us", "ratio", "lt_algo", "launch"
 };
-/* Columns a table may leave out (older tables have neither lt_algo nor,
- * written by hand, time_us). */
-static int optional_col(int c) { return c == C_TIME || c == C_LT_ALGO; }
+/* Columns a table may leave out (older tables have neither lt_algo nor
+ * launch nor, written by hand, time_us). */
+static int optional_col(int c) { return c == C_TIME || c == C_LT_ALGO || c == C_LAUNCH; }
 
 #define MAX_FIELDS 64
 
@@ -364,7 +364,8 @@ static int same_fields(const gs_rt_row *a, const gs_rt_row *b)
          a->c_type == b->c_type && a->compute == b->compute && a->epilogue == b->epilogue &&
          a->align == b->align && !strcmp(a->layout, b->layout) && a->m.lo == b->m.lo &&
          a->m.hi == b->m.hi && a->n.lo == b->n.lo && a->n.hi == b->n.hi && a->k.lo == b->k.lo &&
-         a->k.hi == b->k.hi && a->batch.lo == b->batch.lo && a->batch.hi == b->batch.hi;
+         a->k.hi == b->k.hi && a->batch.lo == b->batch.lo && a->batch.hi == b->batch.hi &&
+         a->needs_pdl == b->needs_pdl;
 }
 
 static uint64_t fields_hash(const gs_rt_row *r)
@@ -372,7 +373,7 @@ static uint64_t fields_hash(const gs_rt_row *r)
   const int64_t parts[] = { r->entry_class, r->a_type, r->b_type, r->c_type, r->compute,
                             r->epilogue, r->align, r->layout[0], r->layout[1], r->m.lo,
                             r->m.hi, r->n.lo, r->n.hi, r->k.lo, r->k.hi, r->batch.lo,
-                            r->batch.hi };
+                            r->batch.hi, r->needs_pdl };
   return fnv(0xcbf29ce484222325ull, parts, sizeof parts);
 }
 
@@ -482,6 +483,12 @@ static void row_line(parser *p, char **f, int n)
     r.has_algo = 1;
   } else if (wants_algo) {
     bad(p, "route %s needs its algorithm in column lt_algo", r.route);
+    return;
+  }
+  s = p->col[C_LAUNCH] >= 0 ? FIELD(C_LAUNCH) : "";
+  if (!strcmp(s, "pdl")) r.needs_pdl = 1;
+  else if (s[0] && strcmp(s, "plain") && strcmp(s, "-")) {
+    bad(p, "launch '%s' is not plain, pdl, '-' or empty", s);
     return;
   }
 #undef FIELD
@@ -676,7 +683,14 @@ typedef struct speaks_arg {
   const gs_variant *v;
   const gs_route_entry *routes;
   size_t n_routes;
+  int pdl;
 } speaks_arg;
+
+static int holds_for(const gs_rt_row *r, const speaks_arg *to)
+{
+  return !to || ((!r->needs_pdl || to->pdl) &&
+                 gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes));
+}
 
 static const gs_rt_row *find_if(const gs_route_table *t, const gs_rt_key *k, const speaks_arg *to)
 {
@@ -690,13 +704,13 @@ static const gs_rt_row *find_if(const gs_route_table *t, const gs_rt_key *k, con
     /* slots fill in file order, so a tie keeps the earlier row */
     if (matches(r, k) && (!best || specificity(r) > specificity(best) ||
                           (specificity(r) == specificity(best) && r->line < best->line)) &&
-        (!to || gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes)))
+        holds_for(r, to))
       best = r;
   }
   if (best) return best;
   for (size_t i = 0; i < t->n_ranged; i++) {
     const gs_rt_row *r = &t->rows[t->ranged[i]];
-    if (matches(r, k) && (!to || gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes))) return r;
+    if (matches(r, k) && holds_for(r, to)) return r;
   }
   return NULL;
 }
@@ -723,9 +737,9 @@ int gs_rt_row_speaks_to(const gs_rt_row *r, const gs_variant *v, const gs_route_
 }
 
 const gs_rt_row *gs_rt_find_for(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
-                                const gs_route_entry *routes, size_t n_routes)
+                                const gs_route_entry *routes, size_t n_routes, int pdl)
 {
-  const speaks_arg to = { v, routes, n_routes };
+  const speaks_arg to = { v, routes, n_routes, pdl };
   return find_if(t, k, &to);
 }
 

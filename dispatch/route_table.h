@@ -118,6 +118,10 @@ typedef struct gs_rt_row {
   gs_lt_algo algo;
   double time_us;             /* the route's measured time; < 0 when not given */
   double ratio;               /* cuBLAS's time over the route's */
+  /* Column launch: 1 ("pdl") where the route was measured launched with
+   * programmatic dependent launch, which it holds only where the kernel
+   * launches so; 0 ("plain", or no column) where launched plainly. */
+  int needs_pdl;
   int line;                   /* in its file */
 } gs_rt_row;
 #define GS_RT_ANY INT32_MIN
@@ -179,9 +183,12 @@ const gs_rt_row *gs_rt_find(const gs_route_table *t, const gs_rt_key *k);
 int gs_rt_row_speaks_to(const gs_rt_row *r, const gs_variant *v, const gs_route_entry *routes,
                         size_t n_routes);
 
-/* gs_rt_find among the rows that speak to v. */
+/* gs_rt_find among the rows that speak to v and hold for how v launches:
+ * pdl nonzero when v launches with programmatic dependent launch (else a
+ * row measured so is passed over, as if absent, so that a plain row of the
+ * same key, later in the file, decides). */
 const gs_rt_row *gs_rt_find_for(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
-                                const gs_route_entry *routes, size_t n_routes);
+                                const gs_route_entry *routes, size_t n_routes, int pdl);
 
 /* Does the row send the call to its kernel? (a kernel, ratio >= 1.02) */
 int gs_rt_row_routes(const gs_rt_row *r);

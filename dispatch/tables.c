@@ -136,6 +136,7 @@ typedef struct verdict_slot {
   gs_rt_key k;
   const gs_variant *v;
   int device;            /* -1: the precheck over every candidate */
+  int pdl;               /* v launches with programmatic dependent launch */
   unsigned generation;   /* 0: empty */
   gs_reason r;
   const gs_rt_row *row;  /* the routing row, when r is GS_R_ROUTED */
@@ -156,27 +157,36 @@ static verdict_slot *slot_for(const gs_rt_key *k, const gs_variant *v, int devic
 }
 
 static int remembered(const verdict_slot *s, const gs_rt_key *k, const gs_variant *v, int device,
-                      unsigned gen)
+                      int pdl, unsigned gen)
 {
-  return s->generation == gen && s->v == v && s->device == device && !memcmp(&s->k, k, sizeof *k);
+  return s->generation == gen && s->v == v && s->device == device && s->pdl == pdl &&
+         !memcmp(&s->k, k, sizeof *k);
 }
 
 static void remember(verdict_slot *s, const gs_rt_key *k, const gs_variant *v, int device,
-                     unsigned gen, gs_reason r, const gs_rt_row *row)
+                     int pdl, unsigned gen, gs_reason r, const gs_rt_row *row)
 {
   s->row = row;
   s->k = *k;
   s->v = v;
   s->device = device;
+  s->pdl = pdl;
   s->generation = gen;
   s->r = r;
 }
 
+/* Whether v's calls launch with programmatic dependent launch: rows
+ * measured so hold only then. */
+static int launches_pdl(const gs_variant *v)
+{
+  return gs_config()->pdl && v->launches_pdl && v->launches_pdl();
+}
+
 /* One table's verdict on a key for kernel v. */
-static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
+static gs_reason verdict(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v, int pdl,
                          const gs_rt_row **row)
 {
-  const gs_rt_row *r = gs_rt_find_for(t, k, v, gs_routes, gs_n_routes);
+  const gs_rt_row *r = gs_rt_find_for(t, k, v, gs_routes, gs_n_routes, pdl);
   *row = r;
   if (!r) return GS_R_NOT_TUNED;
   if (r->ratio < GS_RT_MIN_RATIO) return GS_R_TUNED_CUBLAS;
@@ -192,14 +202,15 @@ gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v)
   ensure_loaded();
   unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
   verdict_slot *slot = slot_for(k, v, -1);
-  if (remembered(slot, k, v, -1, gen)) return slot->r;
+  const int pdl = launches_pdl(v);
+  if (remembered(slot, k, v, -1, pdl, gen)) return slot->r;
   gs_reason best = GS_R_NOT_TUNED;
   for (size_t i = 0; i < n_cands && best != GS_R_ROUTED; i++) {
     const gs_rt_row *row;
-    gs_reason r = verdict(cands[i].t, k, v, &row);
+    gs_reason r = verdict(cands[i].t, k, v, pdl, &row);
     if (r == GS_R_ROUTED || r > best) best = r;
   }
-  remember(slot, k, v, -1, gen, best, NULL);
+  remember(slot, k, v, -1, pdl, gen, best, NULL);
   return best;
 }
 
@@ -298,14 +309,15 @@ gs_reason gs_tables_decide(int dev, const gs_rt_key *k, const gs_variant *v,
                : GS_R_NOT_TUNED;
   unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
   verdict_slot *slot = slot_for(k, v, dev);
-  if (remembered(slot, k, v, dev, gen)) {
+  const int pdl = launches_pdl(v);
+  if (remembered(slot, k, v, dev, pdl, gen)) {
     *row = slot->row;
     return slot->r;
   }
-  gs_reason r = verdict(t, k, v, row);
-  if (r == GS_R_NOT_TUNED && devs[dev].fallback) r = verdict(devs[dev].fallback, k, v, row);
+  gs_reason r = verdict(t, k, v, pdl, row);
+  if (r == GS_R_NOT_TUNED && devs[dev].fallback) r = verdict(devs[dev].fallback, k, v, pdl, row);
   if (r != GS_R_ROUTED) *row = NULL;
-  remember(slot, k, v, dev, gen, r, *row);
+  remember(slot, k, v, dev, pdl, gen, r, *row);
   return r;
 }
 

@@ -132,7 +132,8 @@ const gs_variant gs_kernel_f32_3xtf32 = {
   .err_vs_cublas = 1.5, .err_floor = 0,                                     \
   .launch = launcher,                                                       \
   .path_of = gs_gemm_decode_path,                                           \
-  .preload = gs_gemm_decode_preload
+  .preload = gs_gemm_decode_preload,                                        \
+  .launches_pdl = gs_gemm_decode_launches_pdl
 const gs_variant gs_kernel_decode_bf16 = {
   .name = "gemm_decode_bf16",
   DECODE_ENTRY(CUDA_R_16BF, gs_bf16_types, gs_gemm_decode_bf16_launch),

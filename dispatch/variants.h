@@ -77,6 +77,10 @@ typedef struct gs_variant {
    * it from the context's stream-ordered pool, gs_kernel_args.scratch);
    * NULL: none. */
   size_t (*scratch_bytes)(const gs_kernel_args *a);
+  /* Nonzero when the launcher launches with programmatic dependent launch
+   * in this process unless told not to (gs_kernel_args.no_pdl); NULL:
+   * never. Route-table rows measured so hold only then (route_table.h). */
+  int (*launches_pdl)(void);
   /* Nonzero for the route that runs cuBLASLt itself with the algorithm its
    * route table row names (lt_run.h): launch is NULL, and a row must name
    * the algorithm. cc_major 0: any GPU cuBLASLt runs on. */

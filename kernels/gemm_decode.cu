@@ -582,13 +582,24 @@ extern "C" int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int tran
 
 /* Programmatic dependent launch, stream capture included, needs a CUDA
  * 12.3 driver; with an older one (or GEMMSHIM_PDL=0: a->no_pdl) the same
- * kernels launch plainly, their wait then a no-op. Read once by the
- * preload (the loader's thread), so that no call waits on it. */
-static std::atomic<int> pdl_in_driver{0};
+ * kernels launch plainly, their wait then a no-op. Read once, by the
+ * preload or by whoever asks first (a query of the driver's version,
+ * which waits on nothing): -1 until then. */
+static std::atomic<int> pdl_in_driver{-1};
 
-static bool pdl_for(const gs_kernel_args *a) {
-  return !a->no_pdl && pdl_in_driver.load(std::memory_order_acquire);
+static bool driver_has_pdl() {
+  int known = pdl_in_driver.load(std::memory_order_acquire);
+  if (known < 0) {
+    int v = 0;
+    known = cudaDriverGetVersion(&v) == cudaSuccess && v >= 12030;
+    pdl_in_driver.store(known, std::memory_order_release);
+  }
+  return known;
 }
+
+static bool pdl_for(const gs_kernel_args *a) { return !a->no_pdl && driver_has_pdl(); }
+
+extern "C" int gs_gemm_decode_launches_pdl(void) { return driver_has_pdl(); }
 
 extern "C" gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a) {
   return launch<__nv_bfloat16, true>(a, 0, a && pdl_for(a));
@@ -606,9 +617,7 @@ extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) {
 }
 
 extern "C" int gs_gemm_decode_preload(void) {
-  int v = 0;
-  pdl_in_driver.store(cudaDriverGetVersion(&v) == cudaSuccess && v >= 12030,
-                      std::memory_order_release);
+  (void)driver_has_pdl();
   const int ok = load_layout<__nv_bfloat16, false>() && load_layout<__nv_bfloat16, true>() &&
                  load_layout<__half, false>() && load_layout<__half, true>();
   return ok ? 0 : -1;

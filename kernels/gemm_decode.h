@@ -58,6 +58,10 @@ int gs_gemm_decode_path(const gs_kernel_args *a);
  * whether the driver has programmatic dependent launch). 0 on success. */
 int gs_gemm_decode_preload(void);
 
+/* Nonzero when the launchers launch with programmatic dependent launch in
+ * this process (the driver has it), unless a call says a->no_pdl. */
+int gs_gemm_decode_launches_pdl(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -732,7 +732,7 @@ Validator,shim_version,0.1.0
 Validator,kernel_table,0123456789abcdef
 Validator,driver_version,580.159.04
 Validator,power_limit_w,700'
-TABLE_HEADER='entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo'
+TABLE_HEADER='entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo,launch'
 
 check "tune --help"
 gs tune --help
@@ -771,9 +771,9 @@ expect_line err "gemmshim: tune: 3 calls measured, 0 kept from the table, 0 with
 expect_line err "gemmshim: tune: table $W/routes.csv, measurements $W/measurements-routes.csv"
 expect_line err "gemmshim: tune: measured with cuBLAS 13.1.0 (/fake/libcublas.so.13); a program that loads another cuBLAS will not use this table (LD_LIBRARY_PATH chooses the bench's)"
 printf '%s\n%s\n%s\n%s\n%s\n' "$VALIDATORS" "$TABLE_HEADER" \
-  'gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,cublas,10.01,1.0000,-' \
-  'gemm,bf16,bf16,bf16,32f,TN,-,1024,8,4096,1,16,cublas,10.01,1.0000,-' \
-  'gemm,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' >"$T/expected"
+  'gemm,bf16,bf16,bf16,32f,NN,-,4096,8,4096,1,16,cublas,10.01,1.0000,-,plain' \
+  'gemm,bf16,bf16,bf16,32f,TN,-,1024,8,4096,1,16,cublas,10.01,1.0000,-,plain' \
+  'gemm,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-,pdl' >"$T/expected"
 sed 1d routes.csv >"$T/got"
 cmp -s "$T/got" "$T/expected" || bad "routes.csv (less its first, comment line) is not:
 $(cat "$T/expected")
@@ -808,7 +808,7 @@ gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o routes.csv --resume --prehe
 expect_rc 0
 expect_line err "gemmshim: tune: 1 call measured, 3 kept from the table, 0 without a row (not measured), 0 left; 1 row routed to our kernels"
 [ "$(grep -c -- '--shapes' "$FAKE_BENCH_LOG")" = 4 ] || bad "the kept calls were measured again"
-grep -qx 'gemm,bf16,bf16,bf16,32f,TN,-,2048,1,4096,1,16,cublas,10.01,1.0000,-' routes.csv ||
+grep -qx 'gemm,bf16,bf16,bf16,32f,TN,-,2048,1,4096,1,16,cublas,10.01,1.0000,-,plain' routes.csv ||
   bad "routes.csv has no row for 2048x1x4096"
 [ "$(grep -c ',verdict,' measurements-routes.csv)" = 4 ] || bad "measurements-routes.csv lost the first run's rows"
 
@@ -822,6 +822,15 @@ expect_line err "gemmshim: tune: --resume: $W/measurements-old-routes.csv has ot
 cmp -s measurements-old-routes.csv old-measurements.bak || bad "the older measurements changed"
 cmp -s old-routes.csv routes.csv || bad "the table resumed changed"
 
+check "tune --resume: a table of an older tune (no column launch) is refused"
+sed -e 's/,lt_algo,launch$/,lt_algo/' -e 's/,plain$//' -e 's/,pdl$//' routes.csv >older-routes.csv
+cp older-routes.csv older-routes.bak
+gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o older-routes.csv --resume --preheat-ms 0
+expect_rc 2
+line=$(grep -n ',lt_algo$' older-routes.csv | cut -d: -f1)
+expect_line err "gemmshim: tune: --resume: $W/older-routes.csv:$line: written by an older gemmshim tune (no column launch: its rows do not say how their kernels launched): tune into another file"
+cmp -s older-routes.csv older-routes.bak || bad "the older table changed"
+
 check "tune: a recorded log, into this GPU's table in the cache folder"
 gs record -o rec-tune.csv -- "$CALLER" 64 64 64 2 4096 8 4096 1
 expect_rc 0
@@ -830,14 +839,14 @@ expect_rc 0
 CACHED=$T/cache/gemmshim/routes-GPU-fake.csv
 [ -f "$CACHED" ] || bad "no $CACHED"
 [ -f "$T/cache/gemmshim/measurements-routes-GPU-fake.csv" ] || bad "no measurements beside it"
-grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,cublas,10.01,1.0000,-' "$CACHED" 2>/dev/null ||
+grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,cublas,10.01,1.0000,-,plain' "$CACHED" 2>/dev/null ||
   bad "the cached table has no row for the recorded 64^3 Sgemm"
 expect_line err "gemmshim: tune: 2 calls measured, 0 kept from the table, 0 without a row (not measured), 0 left; 0 rows routed to our kernels"
 
 check "tune --fp32-tc: the opt-in kernels are candidates too"
 gs tune --bench "$FAKE_BENCH" --preheat-ms 0 --fp32-tc -o tc.csv rec-tune.csv
 expect_rc 0
-grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,kern_f32_tc,10.00,2.0000,-' tc.csv ||
+grep -qx 'gemm,f32,f32,f32,-,NN,-,64,64,64,1,16,kern_f32_tc,10.00,2.0000,-,plain' tc.csv ||
   bad "tc.csv does not route the 64^3 Sgemm to kern_f32_tc: $(grep '^gemm,f32' tc.csv)"
 grep -q ',kern_f32_tc,' "$T/cache/gemmshim/measurements-routes-GPU-fake.csv" &&
   bad "kern_f32_tc was measured without --fp32-tc"
@@ -848,9 +857,9 @@ rm -f "$FAKE_BENCH_LOG"
 genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes lt-shapes.txt -o lt.csv --preheat-ms 0
 expect_rc 0
 ALGO2='id=2;tile=20;splitk=1;reduction=0;swizzle=1;custom=0;stages=12;inner=0;cluster=0;workspace=0'
-grep -qx "gemm,bf16,bf16,bf16,32f,TN,-,8192,8,8192,1,16,cublaslt,10.00,1.0800,$ALGO2" lt.csv ||
+grep -qx "gemm,bf16,bf16,bf16,32f,TN,-,8192,8,8192,1,16,cublaslt,10.00,1.0800,$ALGO2,plain" lt.csv ||
   bad "lt.csv does not route 8192x8x8192 to cuBLASLt's second algorithm: $(grep '^gemm' lt.csv)"
-grep -qx 'gemm,bf16,bf16,bf16,32f,NT,-,4096,8,4096,1,16,cublas,10.01,1.0000,-' lt.csv ||
+grep -qx 'gemm,bf16,bf16,bf16,32f,NT,-,4096,8,4096,1,16,cublas,10.01,1.0000,-,plain' lt.csv ||
   bad "lt.csv routes 4096x8x4096 NT, where no algorithm won: $(grep '^gemm' lt.csv)"
 # per call, one bench run a pass lists and measures the algorithms; the
 # second pass measures exactly the first pass's
@@ -870,11 +879,11 @@ printf '4096 8 4096 TN bf16 lt 1048576 bias\n4096 8 2048 TN bf16 lt 0\n2048 8 40
 rm -f "$FAKE_BENCH_LOG" "$FAKE_BENCH_LOG.shapes"
 genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes ltcall-shapes.txt -o ltcall.csv --preheat-ms 0
 expect_rc 0
-grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
+grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-,pdl' ltcall.csv ||
   bad "ltcall.csv does not route the cuBLASLt call with bias: $(grep '^lt' ltcall.csv)"
-grep -qx 'lt,bf16,bf16,bf16,32f,TN,default,4096,8,2048,1,16,kern_bf16,10.00,1.1000,-' ltcall.csv ||
+grep -qx 'lt,bf16,bf16,bf16,32f,TN,default,4096,8,2048,1,16,kern_bf16,10.00,1.1000,-,pdl' ltcall.csv ||
   bad "ltcall.csv has no row for the cuBLASLt call without an epilogue: $(grep '^lt' ltcall.csv)"
-grep -qx 'lt,f32,f32,f32,32f,TN,bias,2048,8,4096,1,16,cublas,10.01,1.0000,-' ltcall.csv ||
+grep -qx 'lt,f32,f32,f32,32f,TN,bias,2048,8,4096,1,16,cublas,10.01,1.0000,-,plain' ltcall.csv ||
   bad "ltcall.csv has no row for the FP32 cuBLASLt call: $(grep '^lt' ltcall.csv)"
 grep -q '^2048 8 4096 TN: --kernel kern_f32 .*--lt-call 0 --epilogue bias' "$FAKE_BENCH_LOG.shapes" ||
   bad "the FP32 cuBLASLt call's bench runs do not make it as a cuBLASLt call"
@@ -903,7 +912,7 @@ check "tune: a cuBLASLt call made with two workspaces: cuBLAS with the most, the
 rm -f "$FAKE_BENCH_LOG"
 genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" -o lt-log-table.csv --preheat-ms 0 lt-log.csv
 expect_rc 0
-grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-' lt-log-table.csv ||
+grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-,pdl' lt-log-table.csv ||
   bad "lt-log-table.csv has no row for the call: $(grep '^lt' lt-log-table.csv)"
 [ "$(grep -c -- '--kernel ' "$FAKE_BENCH_LOG")" -gt 0 ] &&
   [ "$(grep -c -- '--lt-call 33554432 --epilogue bias --lt-route-workspace 1048576' "$FAKE_BENCH_LOG")" = \

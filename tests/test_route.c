@@ -72,6 +72,8 @@ static int setup(void **s)
   state_sm_target = 0;
   fake_gpu = (fake_gpu_t){ 1, 0, 9, 0, 132, 0, 0 };
   fake_opted_in = fake_opted_in_later = 0;
+  fake_launches_pdl = 0;
+  unsetenv("GEMMSHIM_PDL");
   fake_identity_known = 1;
   strcpy(fake_identity.gpu_name, "NVIDIA H200");
   /* the built-in table of the test variants, not a user's */
@@ -570,6 +572,41 @@ static void test_table_cannot_bypass_the_rules(void **s)
   unlink(path);
 }
 
+/* A row measured with programmatic dependent launch (launch pdl) holds
+ * only where the kernel launches so: with GEMMSHIM_PDL=0, or a kernel (a
+ * driver) without it, the plain row of the same key after it decides, or
+ * no row. The verdicts remembered per thread follow the setting. */
+static void test_table_pdl_rows_hold_only_with_pdl(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  write_file(path, VALIDATORS
+             "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,"
+             "time_us,ratio,lt_algo,launch\n"
+             "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,1.1,-,pdl\n"
+             "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,cublas,-,1,-,plain\n"
+             "gemm,f32,f32,f32,-,TT,-,2048,2048,2048,1,16,f32_test,-,1.1,-,pdl\n");
+  use_table(path);
+  gs_gemm nt = f32_call(); nt.trans_b = CUBLAS_OP_T;
+  gs_gemm tt = nt; tt.trans_a = CUBLAS_OP_T;
+  /* the kernel launches plainly here: the pdl rows say nothing */
+  assert_int_equal(route(nt), GS_R_TUNED_CUBLAS);
+  assert_int_equal(route(tt), GS_R_NOT_TUNED);
+  fake_launches_pdl = 1;
+  assert_int_equal(route(nt), GS_R_ROUTED);
+  assert_int_equal(route(tt), GS_R_ROUTED);
+  /* GEMMSHIM_PDL=0, the tables as they were */
+  setenv("GEMMSHIM_PDL", "0", 1);
+  gs_config_reload();
+  assert_int_equal(route(nt), GS_R_TUNED_CUBLAS);
+  assert_int_equal(route(tt), GS_R_NOT_TUNED);
+  unsetenv("GEMMSHIM_PDL");
+  gs_config_reload();
+  assert_int_equal(route(nt), GS_R_ROUTED);
+  unsetenv("GEMMSHIM_TABLE");
+  unlink(path);
+}
+
 /* torchrun: each rank's device has its own table; one process with two
  * devices uses each device's file for that device's calls. */
 static void test_each_device_its_own_table(void **s)
@@ -876,6 +913,7 @@ int main(void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup(test_routes_a_win, setup),
+    cmocka_unit_test_setup(test_table_pdl_rows_hold_only_with_pdl, setup),
     cmocka_unit_test_setup(test_bad_args, setup),
     cmocka_unit_test_setup(test_empty_problem, setup),
     cmocka_unit_test_setup(test_dtype_and_compute_type, setup),

@@ -362,9 +362,9 @@ static void test_default_rows_of_each_opt_in(void **s)
     gs_rt_key_of(&g, &k);
     print_message("%lldx%lldx%lld %s%s\n", (long long)k.m, (long long)k.n, (long long)k.k,
                   calls[i].ta ? "T" : "N", calls[i].tb ? "T" : "N");
-    const gs_rt_row *acc = gs_rt_find_for(t, &k, &gs_kernel_f32_bf16x6, gs_routes, gs_n_routes);
-    const gs_rt_row *fast = gs_rt_find_for(t, &k, &gs_kernel_f32_3xtf32, gs_routes, gs_n_routes);
-    const gs_rt_row *plain = gs_rt_find_for(t, &k, &gs_kernel_sgemm_simt, gs_routes, gs_n_routes);
+    const gs_rt_row *acc = gs_rt_find_for(t, &k, &gs_kernel_f32_bf16x6, gs_routes, gs_n_routes, 0);
+    const gs_rt_row *fast = gs_rt_find_for(t, &k, &gs_kernel_f32_3xtf32, gs_routes, gs_n_routes, 0);
+    const gs_rt_row *plain = gs_rt_find_for(t, &k, &gs_kernel_sgemm_simt, gs_routes, gs_n_routes, 0);
     assert_non_null(acc);
     assert_ptr_equal(acc->kernel, &gs_kernel_f32_bf16x6);
     assert_true(gs_rt_row_routes(acc));

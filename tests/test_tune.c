@@ -398,6 +398,21 @@ static void test_decide_needs_both_passes_above_the_noise(void **s)
   tn_decide(self, two, 2, cand, &v);
   assert_string_equal(v.route, "kern_a");
 
+  /* launch pdl only where the winner launched so in both passes */
+  cand[0].pdl = cand[1].pdl = 1;
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "kern_a");
+  assert_int_equal(v.pdl, 1);
+  cand[1].pdl = 0;
+  tn_decide(self, two, 2, cand, &v);
+  assert_int_equal(v.pdl, 0);
+  /* a cuBLAS verdict holds however our kernels launch */
+  cand[0] = measured(0.9, 11);
+  cand[0].pdl = cand[1].pdl = 1;
+  tn_decide(self, two, 2, cand, &v);
+  assert_string_equal(v.route, "cublas");
+  assert_int_equal(v.pdl, 0);
+
   /* no noise measured: no route at all */
   self[0].outcome = TN_FAILED;
   tn_decide(self, two, 2, cand, &v);
@@ -467,6 +482,7 @@ static int fake_measure(void *ctx, const tn_key *k, const char *kernel, int self
   }
   *out = measured(r, 100.0 / r);
   out->sm_mhz = 1755;
+  out->pdl = !self && !strcmp(kernel, "kern_a");   /* kern_a launches as the decode kernels */
   return 0;
 }
 static double fake_now(void *ctx) { return ((fake *)ctx)->clock; }
@@ -564,9 +580,11 @@ static void test_run_writes_a_table_the_library_reads(void **s)
     if (r->m.lo == 4096) {
       assert_string_equal(r->route, "kern_a");
       assert_true(fabs(r->ratio - 1.08) < 1e-9);
+      assert_int_equal(r->needs_pdl, 1);   /* measured launched with PDL: says so */
       routed++;
     } else {
       assert_string_equal(r->route, "cublas");
+      assert_int_equal(r->needs_pdl, 0);
     }
   }
   assert_int_equal(routed, 2);
@@ -709,7 +727,7 @@ static void test_cublaslt_algorithms_are_candidates(void **s)
   tn_plan_free(&p);
   text = slurp(table);
   char want[512];
-  snprintf(want, sizeof want, "gemm,bf16,bf16,bf16,32f,NT,-,2048,4096,4096,1,16,cublaslt,95.24,1.0500,%s\n",
+  snprintf(want, sizeof want, "gemm,bf16,bf16,bf16,32f,NT,-,2048,4096,4096,1,16,cublaslt,95.24,1.0500,%s,plain\n",
            lt_algos[1]);
   assert_non_null(strstr(text, want));
   gs_route_table *t = gs_rt_parse(text, strlen(text), table, NULL, 0, NULL);
@@ -788,8 +806,8 @@ static void test_resume_refuses_another_gpus_table(void **s)
   path_in("ranged.csv", table, sizeof table);
   char text[2048];
   snprintf(text, sizeof text, "%sentry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,"
-           "align,route,time_us,ratio,lt_algo\ngemm,bf16,bf16,bf16,32f,TN,-,1024-4096,8,4096,1,16,"
-           "cublas,-,1,-\n", validators);
+           "align,route,time_us,ratio,lt_algo,launch\ngemm,bf16,bf16,bf16,32f,TN,-,1024-4096,8,4096,"
+           "1,16,cublas,-,1,-,plain\n", validators);
   spit(table, text);
   assert_int_equal(run(table, &f, 0, 1, &res, err), -1);
   assert_non_null(strstr(err, "ranged.csv:10: not a row gemmshim tune writes"));
@@ -861,8 +879,8 @@ static void test_opt_in_kernels_only_when_asked(void **s)
   const tn_kernel kernels[3] = { { "kern_f32", "f32", 0, "" },
                                  { "kern_tc", "f32", TN_OPT_IN_TC, "" },
                                  { "kern_fast", "f32", TN_OPT_IN_TC_FAST, "" } };
-  static const char *const want[3] = { ",cublas,", ",kern_tc,10.00,3.0000,-\n",
-                                       ",kern_fast,7.50,4.0000,-\n" };
+  static const char *const want[3] = { ",cublas,", ",kern_tc,10.00,3.0000,-,plain\n",
+                                       ",kern_fast,7.50,4.0000,-,plain\n" };
   char table[512], csv[512], err[TN_ERR_LEN];
   for (int asked = 0; asked < 3; asked++) {
     snprintf(table, sizeof table, "%s/optin%d.csv", dir, asked);

@@ -73,6 +73,9 @@
  * does: plainly. A kernel launched with programmatic dependent launch (the
  * decode kernels) can overlap only the producer's end, as in a program;
  * back to back it would overlap its own previous launch, which flatters it.
+ * The CSV's last column, launch, says how our side launched: pdl or plain
+ * (a route table's column of that name: a row measured with pdl holds only
+ * where the kernel launches so).
  *
  * Exit status: 0 ok; 1 if on some shape our error vs FP64 exceeds
  * err_vs_cublas * cuBLAS's + err_floor (the entry's bound: a result that
@@ -1803,6 +1806,9 @@ int main(int argc, char **argv) {
              "as the GEMMs; gbps = weight bytes / time, pct_ceiling = ceiling / time\n",
              read_cfgs().size());
   }
+  /* how our side launched: a route measured so holds only where the
+   * kernel launches so (the CSV's launch column, a route table's) */
+  const bool ours_pdl = !b.no_pdl && v->launches_pdl && v->launches_pdl();
   if (b.no_pdl) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len,
@@ -1843,10 +1849,10 @@ int main(int argc, char **argv) {
                      "cublas_pct_ceiling"
                    : "",
           out);
-    fputs(v->runs_cublaslt
-              ? ",ours_host_us,cublas_host_us,lt_rank,lt_rebuilt,lt_within_bound,lt_algo\n"
-              : "\n",
+    fputs(v->runs_cublaslt ? ",ours_host_us,cublas_host_us,lt_rank,lt_rebuilt,lt_within_bound,lt_algo"
+                           : "",
           out);
+    fputs(",launch\n", out);
     fflush(out);
   }
   if (preheat_ms > 0) preheat(b, preheat_ms);
@@ -1925,7 +1931,7 @@ int main(int argc, char **argv) {
         if (b.algo)
           fprintf(out, ",%.2f,%.2f,%d,%d,%d,%s", r.ours_host_us, r.cub_host_us, cand.rank,
                   cand.rebuilt, (int)ok, algo_text);
-        fputc('\n', out);
+        fprintf(out, ",%s\n", ours_pdl ? "pdl" : "plain");
         fflush(out);
       }
       if (!ok) bad = 1;

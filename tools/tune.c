@@ -323,6 +323,7 @@ void tn_decide(const tn_sample self[TN_PASSES], const tn_kernel *kernels, size_t
       copy(out->algo, sizeof out->algo, kernels[i].algo);
       out->ratio = lo;
       out->time_us = slow;
+      out->pdl = s[0].pdl && s[1].pdl;
     } else if (lo < out->threshold && lo > best_loser) {
       best_loser = lo;
       snprintf(loser, sizeof loser, "%s %.3fx and %.3fx, below %.3fx", kernels[i].name,
@@ -391,6 +392,11 @@ static int row_cmp(const void *a, const void *b)
 }
 
 #define TABLE_HEADER \
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo," \
+  "launch"
+/* What an earlier tune wrote (no launch column): its kernel rows do not say
+ * whether they were measured with programmatic dependent launch. */
+#define TABLE_HEADER_NO_LAUNCH \
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo"
 #define TABLE_NOTE                                                                          \
   "# gemmshim tune: each call timed in two passes, interleaved with cuBLAS on rotated "     \
@@ -432,16 +438,16 @@ static int parse_row_key(const char *line, tn_key *k)
 {
   char buf[2048];
   copy(buf, sizeof buf, line);
-  char *f[17];
+  char *f[18];
   int n = 0;
-  for (char *s = buf; n < 17;) {
+  for (char *s = buf; n < 18;) {
     f[n++] = s;
     char *c = strchr(s, ',');
     if (!c) break;
     *c = '\0';
     s = c + 1;
   }
-  if (n != 16) return -1;
+  if (n != 17) return -1;
   memset(k, 0, sizeof *k);
   copy(k->entry, sizeof k->entry, f[0]);
   copy(k->a_type, sizeof k->a_type, f[1]);
@@ -511,6 +517,11 @@ static int load_table(const char *path, const char *validators, rows *t, char er
     }
     if (!strcmp(line, TABLE_HEADER)) {
       header = 1;
+      continue;
+    }
+    if (!strcmp(line, TABLE_HEADER_NO_LAUNCH)) {
+      rc = tn_say(err, "--resume: %s:%d: written by an older gemmshim tune (no column launch: its "
+                  "rows do not say how their kernels launched): tune into another file", path, ln);
       continue;
     }
     tn_key k;
@@ -596,7 +607,8 @@ static void format_row(const tn_key *k, const tn_verdict *v, char *out, size_t l
   key_text(k, key, sizeof key);
   if (v->time_us > 0) snprintf(t, sizeof t, "%.2f", v->time_us);
   else copy(t, sizeof t, "-");
-  snprintf(out, len, "%s,%s,%s,%.4f,%s", key, v->route, t, v->ratio, v->algo[0] ? v->algo : "-");
+  snprintf(out, len, "%s,%s,%s,%.4f,%s,%s", key, v->route, t, v->ratio, v->algo[0] ? v->algo : "-",
+           v->pdl ? "pdl" : "plain");
 }
 
 int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_opts *o,

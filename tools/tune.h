@@ -56,6 +56,8 @@ typedef struct tn_sample {
   double ratio;                /* cuBLAS's time over ours */
   double ours_err, cublas_err; /* relative Frobenius error vs FP64 */
   int sm_mhz;                  /* -1 unknown */
+  int pdl;                     /* ours launched with programmatic dependent launch
+                                  (the bench's column launch) */
   char why[TN_ALGO_LEN + 64];
 } tn_sample;
 
@@ -150,6 +152,9 @@ typedef struct tn_verdict {
   char algo[TN_ALGO_LEN];      /* route TN_LT_ROUTE: the algorithm; else "" */
   double ratio;                /* the kernel's lower ratio of the two passes; 1 for cublas */
   double time_us;              /* the route's slower median of the two passes */
+  int pdl;                     /* a kernel route measured with programmatic dependent
+                                  launch in both passes: the row's launch is pdl (it
+                                  holds only where the kernel launches so) */
   double noise, threshold;
   char why[256];               /* in words: the best candidate and why it won or lost */
 } tn_verdict;

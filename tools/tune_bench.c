@@ -260,6 +260,10 @@ int tb_parse_csv_row(const char *header, const char *row, tn_sample *out)
   if (!(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0)) return -1;   /* times and ratio */
   out->ours_us = v[0], out->cublas_us = v[1], out->ratio = v[2];
   out->ours_err = v[3], out->cublas_err = v[4], out->sm_mhz = (int)v[5];
+  /* how ours launched (a bench without the column: plainly) */
+  char launch[16] = "";
+  int c = column(header, "launch");
+  out->pdl = c >= 0 && !field(row, c, launch, sizeof launch) && !strcmp(launch, "pdl");
   return 0;
 }
 

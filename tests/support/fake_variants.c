@@ -52,13 +52,16 @@ static int any_math(const gs_gemm *g)
   return 1;
 }
 
+int fake_launches_pdl;
+static int launches_pdl(void) { return fake_launches_pdl; }
+
 const gs_variant f32_variant = {
   .name = "f32_test", .cc_major = 9, .cc_minor = 0,
   .types_ok = f32_types, .math_ok = strict,
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = CUDA_R_32F,
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
   .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
-  .preload = preload, .scratch_bytes = scratch_bytes,
+  .preload = preload, .scratch_bytes = scratch_bytes, .launches_pdl = launches_pdl,
 };
 
 const gs_variant bf16_variant = {

@@ -51,6 +51,10 @@ extern fake_launch_fn fake_variant_launch;
  * none). */
 extern size_t fake_scratch_bytes;
 
+/* What f32_variant's launches_pdl answers: whether it launches with
+ * programmatic dependent launch (0, the default: plainly). */
+extern int fake_launches_pdl;
+
 /* What f32_variant's preload does (NULL: loads at once). */
 extern int (*fake_variant_preload)(void);
 

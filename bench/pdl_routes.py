@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Route-table rows with launch `pdl` for a decode kernel, from two
+gemmshim-bench runs after a producer (--after-producer --fixed-bc, the
+kernel launched with programmatic dependent launch: the CSVs' launch column
+must say pdl), beside the plain rows a table already has for that kernel.
+
+A measured shape is a win where both runs measured at least 1.02x cuBLAS;
+an n between two measured ones wins only where both do. The rows printed:
+- the kernel, exact, for each measured winning n (time: the slower run's,
+  ratio: the lower), and ranged over each run of winning n (the least
+  ratio in it);
+- `cublas` (ratio 1) where the plain rows route a shape that loses here
+  (exact for the measured n, ranged over the run), so that with PDL on
+  the after-producer measurement decides, and the plain rows only without
+  it.
+
+  pdl_routes.py --kernel gemm_decode_bf16 --dtype bf16 \
+      --plain dispatch/routes.c RUN1.csv RUN2.csv
+(--plain: a file whose lines hold the table's rows, C string literals
+allowed; only the kernel's rows are read.)"""
+import argparse
+import csv
+import re
+import sys
+
+MIN_RATIO = 1.02
+N_MAX = 64
+
+
+def read_run(path):
+    rows = {}
+    with open(path) as f:
+        lines = [l for l in f if not l.startswith("#")]
+    for r in csv.DictReader(lines):
+        if r.get("launch", "plain") != "pdl":
+            sys.exit(f"{path}: a row launched {r.get('launch', 'plain (no column)')}, not pdl")
+        key = (r["layout"], int(r["m"]), int(r["k"]), int(r["n"]))
+        rows[key] = (float(r["ratio"]), float(r["ours_us"]))
+    return rows
+
+
+def parse_range(s):
+    if s == "*":
+        return (1, 1 << 62)
+    lo, _, hi = s.partition("-")
+    return (int(lo), int(hi or lo))
+
+
+def plain_rows(path, kernel, dtype):
+    """(layout, m range, n range, k range) of the rows that route kernel."""
+    out = []
+    pat = re.compile(r'"?([^"\n]*,' + re.escape(kernel) + r',[^"\n]*?)(\\n)?"?\s*$')
+    with open(path) as f:
+        for line in f:
+            m = pat.search(line.strip())
+            if not m:
+                continue
+            fld = m.group(1).split(",")
+            if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel:
+                continue
+            if len(fld) > 16 and fld[16] == "pdl":
+                continue
+            if float(fld[14]) < MIN_RATIO:
+                continue
+            out.append((fld[5], parse_range(fld[7]), parse_range(fld[8]), parse_range(fld[9])))
+    return out
+
+
+def plain_routes(plain, layout, m, k, n):
+    for lay, mr, nr, kr in plain:
+        if lay in (layout, "*") and mr[0] <= m <= mr[1] and nr[0] <= n <= nr[1] and kr[0] <= k <= kr[1]:
+            return True
+    return False
+
+
+def runs_of(ns):
+    """Maximal runs of consecutive integers in a sorted list."""
+    out = []
+    for n in ns:
+        if out and n == out[-1][1] + 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--kernel", required=True)
+    p.add_argument("--dtype", required=True)
+    p.add_argument("--plain", required=True)
+    p.add_argument("runs", nargs=2)
+    a = p.parse_args()
+    r1, r2 = read_run(a.runs[0]), read_run(a.runs[1])
+    if set(r1) != set(r2):
+        sys.exit("the two runs measured different shapes")
+    plain = plain_rows(a.plain, a.kernel, a.dtype)
+    prefix = f"*,{a.dtype},{a.dtype},{a.dtype},32f"
+    weights = sorted({(lay, m, k) for lay, m, k, _ in r1}, key=lambda w: (w[1] * w[2], w[1], w[0]))
+    for lay, m, k in weights:
+        measured = sorted(n for l2, m2, k2, n in r1 if (l2, m2, k2) == (lay, m, k))
+        win = {n: min(r1[(lay, m, k, n)][0], r2[(lay, m, k, n)][0]) >= MIN_RATIO for n in measured}
+        verdict = {}
+        for n in range(1, N_MAX + 1):
+            if n in win:
+                verdict[n] = win[n]
+            else:
+                lo = max([x for x in measured if x < n], default=None)
+                hi = min([x for x in measured if x > n], default=None)
+                verdict[n] = lo is not None and hi is not None and win[lo] and win[hi]
+        def ratio(n):
+            return min(r1[(lay, m, k, n)][0], r2[(lay, m, k, n)][0])
+        def time(n):
+            return max(r1[(lay, m, k, n)][1], r2[(lay, m, k, n)][1])
+        for routed in (True, False):
+            ns = [n for n in range(1, N_MAX + 1)
+                  if verdict[n] == routed and (routed or plain_routes(plain, lay, m, k, n))]
+            route = a.kernel if routed else "cublas"
+            for lo, hi in runs_of(ns):
+                inside = [n for n in measured if lo <= n <= hi]
+                for n in inside:
+                    t, r = (f"{time(n):.2f}", f"{ratio(n):.4f}") if routed else ("-", "1")
+                    print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},-,pdl")
+                if hi > lo:
+                    r = f"{min(ratio(n) for n in inside):.4f}" if routed else "1"
+                    print(f"{prefix},{lay},*,{m},{lo}-{hi},{k},1,*,{route},-,{r},-,pdl")
+
+
+if __name__ == "__main__":
+    main()
