@@ -17,7 +17,8 @@ an n between two measured ones wins only where both do. The rows printed:
   pdl_routes.py --kernel gemm_decode_bf16 --dtype bf16 \
       --plain dispatch/routes.c RUN1.csv RUN2.csv
 (--plain: a file whose lines hold the table's rows, C string literals
-allowed; only the kernel's rows are read.)"""
+allowed; only the kernel's rows are read.) The rows printed are for a
+table whose header ends in route,time_us,ratio,launch."""
 import argparse
 import csv
 import re
@@ -58,7 +59,7 @@ def plain_rows(path, kernel, dtype):
             fld = m.group(1).split(",")
             if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel:
                 continue
-            if len(fld) > 16 and fld[16] == "pdl":
+            if fld[-1] == "pdl":
                 continue
             if float(fld[14]) < MIN_RATIO:
                 continue
@@ -120,10 +121,10 @@ def main():
                 inside = [n for n in measured if lo <= n <= hi]
                 for n in inside:
                     t, r = (f"{time(n):.2f}", f"{ratio(n):.4f}") if routed else ("-", "1")
-                    print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},-,pdl")
+                    print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},pdl")
                 if hi > lo:
                     r = f"{min(ratio(n) for n in inside):.4f}" if routed else "1"
-                    print(f"{prefix},{lay},*,{m},{lo}-{hi},{k},1,*,{route},-,{r},-,pdl")
+                    print(f"{prefix},{lay},*,{m},{lo}-{hi},{k},1,*,{route},-,{r},pdl")
 
 
 if __name__ == "__main__":

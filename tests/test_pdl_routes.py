@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""bench/pdl_routes.py on made-up runs: which rows it writes for a decode
+kernel measured after a producer with programmatic dependent launch."""
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "..", "bench", "pdl_routes.py")
+HEADER = "m,n,k,layout,ours_tflops,cublas_tflops,ratio,ours_us,cublas_us,launch\n"
+NS = (1, 2, 4, 8, 16, 32, 64)
+
+# (layout, m, k) -> per n: (ratio run 1, ratio run 2)
+def ratios(layout, m, n):
+    if m == 1024:                       # wins to n = 8 in both runs
+        return (1.30, 1.28) if n <= 8 else (0.90, 0.91)
+    if m == 2048:                       # one run under 1.02: no win anywhere
+        return (1.05, 1.01) if n <= 8 else (0.95, 0.95)
+    if m == 4096 and layout == "TN":    # wins at 1, 2 and 8 (not 4): no range over 4
+        return (0.99, 0.98) if n == 4 else ((1.04, 1.03) if n <= 8 else (0.9, 0.9))
+    return (0.97, 0.96)
+
+
+def write_run(path, run, launch="pdl"):
+    with open(path, "w") as f:
+        f.write("# device: made up\n" + HEADER)
+        for lay in ("TN", "NN"):
+            for m in (1024, 2048, 4096):
+                for n in NS:
+                    r = ratios(lay, m, n)[run]
+                    f.write(f"{m},{n},4096,{lay},1,1,{r},{10 + n + run},{(10 + n) * r},{launch}\n")
+
+
+PLAIN = (
+    '  "*,bf16,bf16,bf16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_bf16,-,1.0385\\n"\n'
+    '  "*,bf16,bf16,bf16,32f,TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.1826\\n"\n'
+    '  "*,bf16,bf16,bf16,32f,NN,*,4096,1,4096,1,*,gemm_decode_bf16,-,1.01\\n"\n'
+    '  "*,f16,f16,f16,32f,NN,*,4096,1,4096,1,*,gemm_decode_f16,9.2,1.10\\n"\n'
+)
+
+
+def run_tool(d, *extra):
+    return subprocess.run([sys.executable, TOOL, "--kernel", "gemm_decode_bf16", "--dtype", "bf16",
+                           "--plain", os.path.join(d, "plain.c"), os.path.join(d, "r1.csv"),
+                           os.path.join(d, "r2.csv"), *extra], capture_output=True, text=True)
+
+
+def main():
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+
+    with tempfile.TemporaryDirectory() as d:
+        write_run(os.path.join(d, "r1.csv"), 0)
+        write_run(os.path.join(d, "r2.csv"), 1)
+        with open(os.path.join(d, "plain.c"), "w") as f:
+            f.write(PLAIN)
+        p = run_tool(d)
+        expect(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+        rows = set(p.stdout.split())
+        pre = "*,bf16,bf16,bf16,32f"
+        # wins: exact per measured n (the slower run's time, the lower ratio),
+        # a range over the run of n
+        for lay in ("TN", "NN"):
+            expect(f"{pre},{lay},*,1024,1,4096,1,*,gemm_decode_bf16,12.00,1.2800,pdl" in rows,
+                   f"{lay} 1024x1: exact row")
+            expect(f"{pre},{lay},*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in rows,
+                   f"{lay} 1024x1-8: ranged row")
+            expect(not any(r.startswith(f"{pre},{lay},*,1024,16,") for r in rows),
+                   f"{lay} 1024x16 lost: no row (no plain row routes it)")
+        # a win in one run only is no win; the plain rows route 2048 TN 1-8:
+        # with PDL cuBLAS keeps it, exact and ranged
+        expect(not any(",2048," in r and "gemm_decode" in r for r in rows), "2048: no kernel row")
+        for n in (1, 2, 4, 8):
+            expect(f"{pre},TN,*,2048,{n},4096,1,*,cublas,-,1,pdl" in rows, f"2048x{n} TN cublas row")
+        expect(f"{pre},TN,*,2048,1-8,4096,1,*,cublas,-,1,pdl" in rows, "2048x1-8 TN cublas range")
+        expect(not any(r.startswith(f"{pre},NN,*,2048,") for r in rows), "2048 NN: not routed plainly, no row")
+        # an n between wins only where both neighbours win: 4096 TN wins 1, 2, 8
+        expect(f"{pre},TN,*,4096,1-2,4096,1,*,gemm_decode_bf16,-,1.0300,pdl" in rows, "4096 TN 1-2")
+        expect(f"{pre},TN,*,4096,8,4096,1,*,gemm_decode_bf16,19.00,1.0300,pdl" in rows, "4096 TN 8")
+        expect(not any(r.startswith(f"{pre},TN,*,4096,") and "-8," in r for r in rows),
+               "4096 TN: no range over the loss at 4")
+        # a plain row under 1.02 routes nothing, another kernel's rows are not read
+        expect(not any(r.startswith(f"{pre},NN,*,4096,") for r in rows), "4096 NN: no row")
+        expect(not any(",f16," in r for r in rows), "f16 rows in a bf16 run")
+        expect(all(r.endswith(",pdl") for r in rows), "every row says pdl")
+
+        # a run launched plainly is not one to write pdl rows from
+        write_run(os.path.join(d, "r2.csv"), 1, launch="plain")
+        p = run_tool(d)
+        expect(p.returncode != 0 and "not pdl" in p.stderr, "a plain run refused")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"test_pdl_routes: {'FAIL' if failures else 'PASS'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
