@@ -50,27 +50,27 @@ def parse_range(s):
 def plain_rows(path, kernel, dtype):
     """(layout, m range, n range, k range) of the rows that route kernel."""
     out = []
-    pat = re.compile(r'"?([^"\n]*,' + re.escape(kernel) + r',[^"\n]*?)(\\n)?"?\s*$')
     with open(path) as f:
         for line in f:
-            m = pat.search(line.strip())
-            if not m:
-                continue
-            fld = m.group(1).split(",")
-            if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel:
-                continue
-            if fld[-1] == "pdl":
-                continue
-            if float(fld[14]) < MIN_RATIO:
-                continue
-            out.append((fld[5], parse_range(fld[7]), parse_range(fld[8]), parse_range(fld[9])))
+            # a C string literal ("...\n", the last one followed by ;) or a bare row
+            texts = re.findall(r'"([^"]*?)(?:\\n)?"', line) if '"' in line else [line.strip()]
+            for text in texts:
+                fld = text.split(",")
+                if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel or fld[-1] == "pdl":
+                    continue
+                if float(fld[14]) < MIN_RATIO:
+                    continue
+                out.append((fld[5], parse_range(fld[7]), parse_range(fld[8]), parse_range(fld[9])))
     return out
 
 
-def plain_routes(plain, layout, m, k, n):
+def plain_routes(plain, layout, m, k, n, exact_n=False):
+    """Whether a plain row routes the shape (exact_n: a row naming that n
+    alone, which the lookup puts before every ranged row)."""
     for lay, mr, nr, kr in plain:
         if lay in (layout, "*") and mr[0] <= m <= mr[1] and nr[0] <= n <= nr[1] and kr[0] <= k <= kr[1]:
-            return True
+            if not exact_n or nr[0] == nr[1]:
+                return True
     return False
 
 
@@ -122,6 +122,12 @@ def main():
                 for n in inside:
                     t, r = (f"{time(n):.2f}", f"{ratio(n):.4f}") if routed else ("-", "1")
                     print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},pdl")
+                if not routed:
+                    # an exact plain row outranks any ranged one: cuBLAS's
+                    # rows exact there too, and for a lone n
+                    for n in range(lo, hi + 1):
+                        if n not in inside and (plain_routes(plain, lay, m, k, n, exact_n=True) or lo == hi):
+                            print(f"{prefix},{lay},*,{m},{n},{k},1,*,cublas,-,1,pdl")
                 if hi > lo:
                     r = f"{min(ratio(n) for n in inside):.4f}" if routed else "1"
                     print(f"{prefix},{lay},*,{m},{lo}-{hi},{k},1,*,{route},-,{r},pdl")

@@ -156,14 +156,14 @@ void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char o
     char buf[512];
     int len = snprintf(buf, sizeof buf,
                        "%s|%d.%d|%d|%u|%u|%d|%d|%d|%lld,%lld,%lld|%lld|%lld|%d|%d|%llx|%llx|%llx|%d|%d|"
-                       "%d\n",
+                       "%d|%d\n",
                        v->name, v->cc_major, v->cc_minor, v->data_type, v->layouts, v->epilogues,
                        v->bias_type, v->elem_bytes, v->align_bytes, (long long)v->m_mult,
                        (long long)v->n_mult, (long long)v->k_mult, (long long)v->n_max,
                        (long long)v->k_min, v->honours_sm_target, v->nonfinite_as_fp64,
                        (unsigned long long)tol[0],
                        (unsigned long long)tol[1], (unsigned long long)tol[2], v->path_of != NULL,
-                       v->runs_cublaslt, v->scratch_bytes != NULL);
+                       v->runs_cublaslt, v->scratch_bytes != NULL, v->launches_pdl != NULL);
     if (len > 0) h = fnv(h, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
   }
   snprintf(out, 17, "%016llx", (unsigned long long)h);
@@ -692,6 +692,16 @@ static int holds_for(const gs_rt_row *r, const speaks_arg *to)
                  gs_rt_row_speaks_to(r, to->v, to->routes, to->n_routes));
 }
 
+/* Between two matching exact rows: the one measured as the kernel
+ * launches (a pdl row, where it launches with PDL), then the more
+ * specific, then the earlier in the file. */
+static int outranks(const gs_rt_row *r, const gs_rt_row *best, const speaks_arg *to)
+{
+  if (to && to->pdl && r->needs_pdl != best->needs_pdl) return r->needs_pdl;
+  if (specificity(r) != specificity(best)) return specificity(r) > specificity(best);
+  return r->line < best->line;
+}
+
 static const gs_rt_row *find_if(const gs_route_table *t, const gs_rt_key *k, const speaks_arg *to)
 {
   if (!t) return NULL;
@@ -701,17 +711,16 @@ static const gs_rt_row *find_if(const gs_route_table *t, const gs_rt_key *k, con
     uint32_t i = t->slots[s];
     if (!i) break;
     const gs_rt_row *r = &t->rows[i - 1];
-    /* slots fill in file order, so a tie keeps the earlier row */
-    if (matches(r, k) && (!best || specificity(r) > specificity(best) ||
-                          (specificity(r) == specificity(best) && r->line < best->line)) &&
-        holds_for(r, to))
-      best = r;
+    if (matches(r, k) && holds_for(r, to) && (!best || outranks(r, best, to))) best = r;
   }
   if (best) return best;
-  for (size_t i = 0; i < t->n_ranged; i++) {
-    const gs_rt_row *r = &t->rows[t->ranged[i]];
-    if (matches(r, k) && holds_for(r, to)) return r;
-  }
+  /* ranged rows in file order; where a kernel launches with PDL, the rows
+   * measured so first */
+  for (int pass = to && to->pdl ? 0 : 1; pass < 2; pass++)
+    for (size_t i = 0; i < t->n_ranged; i++) {
+      const gs_rt_row *r = &t->rows[t->ranged[i]];
+      if ((pass || r->needs_pdl) && matches(r, k) && holds_for(r, to)) return r;
+    }
   return NULL;
 }
 

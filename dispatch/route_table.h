@@ -97,8 +97,9 @@ typedef enum gs_rt_validator {
 const char *gs_rt_validator_name(int v);     /* "gpu_name", ... */
 const char *gs_rt_identity_value(const gs_rt_identity *id, int v);
 
-/* A hash of the kernel table as data (names, classes, code paths), 16 hex
- * digits: a table measured with another kernel table is not used. */
+/* A hash of the kernel table as data (names, classes, code paths, which
+ * kernels need scratch or launch with programmatic dependent launch), 16
+ * hex digits: a table measured with another kernel table is not used. */
 void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char out[17]);
 
 /* A field of a row's key: exact, a range lo-hi (sizes), or '*' (any). */
@@ -184,9 +185,10 @@ int gs_rt_row_speaks_to(const gs_rt_row *r, const gs_variant *v, const gs_route_
                         size_t n_routes);
 
 /* gs_rt_find among the rows that speak to v and hold for how v launches:
- * pdl nonzero when v launches with programmatic dependent launch (else a
- * row measured so is passed over, as if absent, so that a plain row of the
- * same key, later in the file, decides). */
+ * pdl nonzero when v launches with programmatic dependent launch. Then a
+ * row measured so (launch pdl) comes before the plain rows of its kind
+ * (exact, or ranged), whatever their order and specificity; else it is
+ * passed over, as if absent. */
 const gs_rt_row *gs_rt_find_for(const gs_route_table *t, const gs_rt_key *k, const gs_variant *v,
                                 const gs_route_entry *routes, size_t n_routes, int pdl);
 

@@ -52,9 +52,11 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  *   4096x1x4096 NN, BF16: after a producer in three runs,
  *   presplit-pdl-h200-2026-12-05/ and bf16x6-pp-decode-pdl-tune-train-
  *   h200-2026-12-05/; plainly launched they lose, 0.94-0.98x) are not
- *   routed while a row cannot say that it needs PDL; the after-producer
- *   CSVs' other wins are one run each, and their cuBLAS side ran 0.7-1.2
- *   us slower than dev/decode_pdl's on the small shapes (not explained).
+ *   routed yet: a row can now say that it needs PDL (column launch), but
+ *   the after-producer CSVs are one run each with B and C rotating, whose
+ *   cuBLAS side ran slower than a program's (H100: 0.012-0.044 of the
+ *   ratio, kernels/gemm_decode.md); rows from two runs with B and C fixed
+ *   (bench/pdl_routes.py) wait for an H200.
  * - gemm_sgemm_simt: none (no shape at 1.02x SGEMM in
  *   bench/results/sgemm_simt-*.csv): reachable under GEMMSHIM_FORCE.
  * - gemm_f32_bf16x6: bench/results/f32-bf16x6-h200-2026-12-05/
@@ -63,15 +65,18 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  *   ratio the least of them, 1024x2048x1024 NT; only for calls that opted
  *   in, math_rules.h).
  * The kernel_table validator was restamped when gemm_f32_bf16x6 joined
- * the table (2026-12-05): the other entries and their code are unchanged,
- * so their rows stand as measured. */
+ * the table (2026-12-05), and again when the hash came to say which
+ * kernels launch with programmatic dependent launch (the same day: the
+ * tables that say so have a column launch, which older builds ignore): the
+ * other entries and their code are unchanged, so their rows stand as
+ * measured. */
 const char gs_default_routes[] =
   "Validator,gpu_name,NVIDIA H200\n"
   "Validator,compute_capability,9.0\n"
   "Validator,sm_count,132\n"
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version,0.1.0\n"
-  "Validator,kernel_table,73f0faa912ec81c2\n"
+  "Validator,kernel_table,3818095700f02966\n"
   "Validator,driver_version,580.159.04\n"
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"

@@ -822,6 +822,22 @@ expect_line err "gemmshim: tune: --resume: $W/measurements-old-routes.csv has ot
 cmp -s measurements-old-routes.csv old-measurements.bak || bad "the older measurements changed"
 cmp -s old-routes.csv routes.csv || bad "the table resumed changed"
 
+check "tune --resume under GEMMSHIM_PDL=0: rows measured with PDL are refused"
+cp routes.csv pdl-routes.csv
+cp measurements-routes.csv measurements-pdl-routes.csv
+GEMMSHIM_PDL=0 gs tune --bench "$FAKE_BENCH" --shapes shapes.txt -o pdl-routes.csv --resume --preheat-ms 0
+expect_rc 2
+line=$(grep -n ',pdl$' pdl-routes.csv | head -1 | cut -d: -f1)
+expect_line err "gemmshim: tune: --resume: $W/pdl-routes.csv:$line: measured with programmatic dependent launch, which GEMMSHIM_PDL=0 turns off here: tune into another file, or resume without GEMMSHIM_PDL=0"
+cmp -s pdl-routes.csv routes.csv || bad "the table changed"
+
+check "tune: a bench older than tune (its CSV without the column launch) is refused"
+printf '4096 8 4096 TN bf16\n' >one-shape.txt
+FAKE_BENCH_OLD=1 gs tune --bench "$FAKE_BENCH" --shapes one-shape.txt -o old-bench.csv --preheat-ms 0
+expect_rc 2
+expect_line err "gemmshim: tune: cuBLAS could not be measured on bf16 TN 4096x8x4096 (failed): the bench's CSV has no column launch: a gemmshim-bench older than this gemmshim (use the one built with it)"
+[ ! -e old-bench.csv ] || bad "a table was written"
+
 check "tune --resume: a table of an older tune (no column launch) is refused"
 sed -e 's/,lt_algo,launch$/,lt_algo/' -e 's/,plain$//' -e 's/,pdl$//' routes.csv >older-routes.csv
 cp older-routes.csv older-routes.bak

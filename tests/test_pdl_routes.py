@@ -37,6 +37,8 @@ PLAIN = (
     '  "*,bf16,bf16,bf16,32f,TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.1826\\n"\n'
     '  "*,bf16,bf16,bf16,32f,NN,*,4096,1,4096,1,*,gemm_decode_bf16,-,1.01\\n"\n'
     '  "*,f16,f16,f16,32f,NN,*,4096,1,4096,1,*,gemm_decode_f16,9.2,1.10\\n"\n'
+    '  "*,bf16,bf16,bf16,32f,TN,*,2048,3,4096,1,*,gemm_decode_bf16,9.3,1.04\\n"\n'
+    '  "*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05\\n";\n'
 )
 
 
@@ -77,14 +79,19 @@ def main():
         for n in (1, 2, 4, 8):
             expect(f"{pre},TN,*,2048,{n},4096,1,*,cublas,-,1,pdl" in rows, f"2048x{n} TN cublas row")
         expect(f"{pre},TN,*,2048,1-8,4096,1,*,cublas,-,1,pdl" in rows, "2048x1-8 TN cublas range")
+        # an exact plain row (unmeasured n) outranks ranged rows: an exact one here
+        expect(f"{pre},TN,*,2048,3,4096,1,*,cublas,-,1,pdl" in rows, "2048x3 TN exact cublas row")
         expect(not any(r.startswith(f"{pre},NN,*,2048,") for r in rows), "2048 NN: not routed plainly, no row")
         # an n between wins only where both neighbours win: 4096 TN wins 1, 2, 8
         expect(f"{pre},TN,*,4096,1-2,4096,1,*,gemm_decode_bf16,-,1.0300,pdl" in rows, "4096 TN 1-2")
         expect(f"{pre},TN,*,4096,8,4096,1,*,gemm_decode_bf16,19.00,1.0300,pdl" in rows, "4096 TN 8")
         expect(not any(r.startswith(f"{pre},TN,*,4096,") and "-8," in r for r in rows),
                "4096 TN: no range over the loss at 4")
-        # a plain row under 1.02 routes nothing, another kernel's rows are not read
-        expect(not any(r.startswith(f"{pre},NN,*,4096,") for r in rows), "4096 NN: no row")
+        # a plain row under 1.02 routes nothing; a lone routed n (the last
+        # line, a C literal ending in ;) gets its exact cublas row
+        expect([r for r in rows if r.startswith(f"{pre},NN,*,4096,")] ==
+               [f"{pre},NN,*,4096,3,4096,1,*,cublas,-,1,pdl"], "4096 NN: n = 3's cublas row alone")
+        # another kernel's rows are not read
         expect(not any(",f16," in r for r in rows), "f16 rows in a bf16 run")
         expect(all(r.endswith(",pdl") for r in rows), "every row says pdl")
 

@@ -759,33 +759,35 @@ static void test_tables_without_the_lt_algo_column_still_parse(void **s)
 
 /* Column launch: pdl or plain (or '-', empty, absent: plain). A pdl row
  * and a plain row of the same key are two rows; gs_rt_find_for passes over
- * pdl rows for a kernel that launches plainly. */
+ * pdl rows for a kernel that launches plainly, and puts them before plain
+ * rows, whatever the order in the file, for one that launches with PDL. */
 static void test_the_launch_column(void **s)
 {
   (void)s;
   gs_route_table *t = parse(VALIDATORS
                             "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,"
                             "route,time_us,ratio,lt_algo,launch\n"
-                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,f32_test,-,1.5,-,pdl\n"     /* 8 */
-                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,cublas,-,1,-,plain\n"     /* 9 */
-                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,cublas,-,1,-,-\n"         /* 10: 9's key */
+                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,cublas,-,1,-,plain\n"     /* 8 */
+                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,16,cublas,-,1,-,-\n"         /* 9: 8's key */
+                            "gemm,f32,f32,f32,-,NN,-,2048,2048,2048,1,*,f32_test,-,1.5,-,pdl\n"     /* 10 */
                             "gemm,f32,f32,f32,-,TN,-,2048,2048,2048,1,16,f32_test,-,1.5,-,\n"      /* 11 */
-                            "*,f32,f32,f32,*,NT,*,1024-4096,*,*,*,*,f32_test,-,1.3,-,pdl\n"       /* 12 */
-                            "*,f32,f32,f32,*,NT,*,1024-4096,*,*,*,*,f32_test,-,1.2,-,plain\n"     /* 13 */
+                            "*,f32,f32,f32,*,NT,*,1024-4096,*,*,*,*,f32_test,-,1.2,-,plain\n"     /* 12 */
+                            "*,f32,f32,f32,*,NT,*,1024-4096,*,*,*,*,f32_test,-,1.3,-,pdl\n"       /* 13 */
                             "gemm,f32,f32,f32,-,TT,-,2048,2048,2048,1,16,f32_test,-,1.5,-,PDL\n"); /* 14 */
   assert_int_equal(t->n_bad, 2);
-  assert_non_null(strstr(warned, "t.csv:10: the same key as line 9"));
+  assert_non_null(strstr(warned, "t.csv:9: the same key as line 8"));
   assert_non_null(strstr(warned, "t.csv:14: launch 'PDL' is not plain, pdl, '-' or empty"));
   assert_int_equal(t->n_rows, 5);
-  assert_int_equal(t->rows[0].needs_pdl, 1);
-  assert_int_equal(t->rows[1].needs_pdl, 0);
+  assert_int_equal(t->rows[0].needs_pdl, 0);
+  assert_int_equal(t->rows[1].needs_pdl, 1);
   assert_int_equal(t->rows[2].needs_pdl, 0);   /* empty: plain */
+  /* exact rows: the pdl one first though later and less specific */
   gs_rt_key k = key(GS_EC_GEMM, CUDA_R_32F, "NN", 2048, 2048, 2048);
-  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 1)->line, 8);
-  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 0)->line, 9);
-  k = key(GS_EC_GEMM, CUDA_R_32F, "NT", 2048, 2048, 2048);   /* ranged rows, in file order */
-  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 1)->line, 12);
-  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 0)->line, 13);
+  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 1)->line, 10);
+  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 0)->line, 8);
+  k = key(GS_EC_GEMM, CUDA_R_32F, "NT", 2048, 2048, 2048);   /* ranged rows: the pdl one first */
+  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 1)->line, 13);
+  assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 0)->line, 12);
   k = key(GS_EC_GEMM, CUDA_R_32F, "TN", 2048, 2048, 2048);   /* a plain row holds either way */
   assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 1)->line, 11);
   assert_int_equal(gs_rt_find_for(t, &k, &f32_variant, gs_routes, gs_n_routes, 0)->line, 11);

@@ -1808,7 +1808,7 @@ int main(int argc, char **argv) {
   }
   /* how our side launched: a route measured so holds only where the
    * kernel launches so (the CSV's launch column, a route table's) */
-  const bool ours_pdl = !b.no_pdl && v->launches_pdl && v->launches_pdl();
+  const bool ours_pdl = !b.self && !b.no_pdl && v->launches_pdl && v->launches_pdl();
   if (b.no_pdl) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len,

@@ -873,8 +873,11 @@ static int do_tune(int argc, char **argv, int i)
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   tune_tty = isatty(2);
+  /* the bench reads GEMMSHIM_PDL as the library does (default on) */
+  const char *pdl_env = getenv("GEMMSHIM_PDL");
   tn_run_opts o = { .table_path = table, .csv_path = csv, .validators = validators,
-                    .budget_s = budget, .resume = resume, .opt_in = fp32_tc };
+                    .budget_s = budget, .resume = resume, .opt_in = fp32_tc,
+                    .no_pdl = pdl_env && gs_parse_bool(pdl_env) == 0 };
   tn_ops ops = { .measure = tb_measure, .measure_lt = tb_measure_lt, .now = tune_now, .stop = tune_stopped,
                  .progress = tune_progress, .ctx = &b };
   tn_run_result res;

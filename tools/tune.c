@@ -473,7 +473,8 @@ static int parse_row_key(const char *line, tn_key *k)
 
 /* A table written by an earlier run, to go on with: its validators must be
  * this GPU's, each of its rows one the tuner writes. */
-static int load_table(const char *path, const char *validators, rows *t, char err[TN_ERR_LEN])
+static int load_table(const char *path, const char *validators, int no_pdl, rows *t,
+                      char err[TN_ERR_LEN])
 {
   FILE *f = fopen(path, "r");
   if (!f)
@@ -530,6 +531,10 @@ static int load_table(const char *path, const char *validators, rows *t, char er
                path, ln);
     else if (rows_find(t, &k))
       rc = tn_say(err, "--resume: %s:%d: a second row for the same call", path, ln);
+    else if (no_pdl && strlen(line) > 4 && !strcmp(line + strlen(line) - 4, ",pdl"))
+      rc = tn_say(err, "--resume: %s:%d: measured with programmatic dependent launch, which "
+                  "GEMMSHIM_PDL=0 turns off here: tune into another file, or resume without "
+                  "GEMMSHIM_PDL=0", path, ln);
     else if (rows_add(t, &k, line))
       rc = tn_say(err, "out of memory");
   }
@@ -618,7 +623,7 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
   rows t = { 0 };
   struct stat st;
   if (o->resume) {
-    if (load_table(o->table_path, o->validators, &t, err)) {
+    if (load_table(o->table_path, o->validators, o->no_pdl, &t, err)) {
       rows_free(&t);
       return -1;
     }

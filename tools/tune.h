@@ -172,6 +172,8 @@ typedef struct tn_run_opts {
   int opt_in;                  /* measure the kernels of this opt-in too: 0 none,
                                   TN_OPT_IN_TC (--fp32-tc), TN_OPT_IN_TC_FAST
                                   (--fp32-tc-fast) */
+  int no_pdl;                  /* GEMMSHIM_PDL=0: the bench launches every kernel
+                                  plainly; --resume refuses rows measured with PDL */
 } tn_run_opts;
 
 typedef struct tn_run_result {

@@ -260,10 +260,14 @@ int tb_parse_csv_row(const char *header, const char *row, tn_sample *out)
   if (!(v[0] > 0) || !(v[1] > 0) || !(v[2] > 0)) return -1;   /* times and ratio */
   out->ours_us = v[0], out->cublas_us = v[1], out->ratio = v[2];
   out->ours_err = v[3], out->cublas_err = v[4], out->sm_mhz = (int)v[5];
-  /* how ours launched (a bench without the column: plainly) */
+  /* how ours launched: a bench without the column is older than this
+   * tune, and may have launched with PDL without saying so */
   char launch[16] = "";
   int c = column(header, "launch");
-  out->pdl = c >= 0 && !field(row, c, launch, sizeof launch) && !strcmp(launch, "pdl");
+  if (c < 0) return -2;
+  if (field(row, c, launch, sizeof launch) || (strcmp(launch, "pdl") && strcmp(launch, "plain")))
+    return -1;
+  out->pdl = !strcmp(launch, "pdl");
   return 0;
 }
 
@@ -418,9 +422,13 @@ int tb_measure(void *ctx, const tn_key *k, const char *kernel, int self, int pas
     }
     return 0;
   }
-  if (tb_parse_csv_row(header, row, out)) {
+  int parsed = tb_parse_csv_row(header, row, out);
+  if (parsed) {
     out->outcome = TN_FAILED;
-    snprintf(out->why, sizeof out->why, "the bench's CSV row cannot be read");
+    snprintf(out->why, sizeof out->why, "%s",
+             parsed == -2 ? "the bench's CSV has no column launch: a gemmshim-bench older than "
+                            "this gemmshim (use the one built with it)"
+                          : "the bench's CSV row cannot be read");
     return 0;
   }
   if (st != 0 && st != 1) {

@@ -47,7 +47,8 @@ int tb_measure_lt(void *ctx, const tn_key *k, int pass, const tn_lt_cand *given,
                   tn_lt_cand *out, size_t max, size_t *n_out, char err[TN_ERR_LEN]);
 
 /* The fields of one data row of the bench's CSV (its header given), into
- * *out as measured; -1 when the row does not have them. */
+ * *out as measured; -1 when the row does not have them, -2 when the header
+ * has no column launch (an older bench). */
 int tb_parse_csv_row(const char *header, const char *row, tn_sample *out);
 
 #endif
