@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The GPU work still owed (no device was lent on 2026-12-05 after the
+# launch column went in), as two device calls on one warm machine; each
+# phase stays under the 600 s a call may take.
+#   phase 1: the GPU checks on this build's binaries (check_kernels, check_ab,
+#     check_reliability, check_fp32_opt_in, check_lt_route), the decode
+#     kernels after a producer with B and C fixed (--fixed-bc, two runs per
+#     data type: what bench/pdl_routes.py makes pdl rows from), the
+#     BF16x6 built-in route through the shim with the SM clock sampled
+#     beside the bench's (the bench-vs-program gap), the harnesses' cuBLAS
+#     gap on this GPU, compute-sanitizer memcheck (BF16x6; the decode
+#     kernels launched with PDL). Keeps the sweeps in /tmp/gs-keep.
+#   phase 2 (the same machine, right after): a table of this GPU's
+#     validators, the pdl rows from phase 1 and the built-in rows; decode.py
+#     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
+#     and GEMMSHIM_PDL=0 against on: the log's routes); tune_under_shim
+#     (the launch column on a GPU); issue 20's 14 BF16 shapes tuned.
+# Binaries: sh tools/stage-device.sh build build-dev (GS_STAGE_SKIP for
+# the dev/ harnesses but dev/decode_pdl), then, carrying build-dev:
+#   bash tools/device-pending.sh 1     then at once     bash tools/device-pending.sh 2
+set -u
+cd "$(dirname "$0")/.." || exit 2
+phase=${1:?phase 1 or 2}
+export OUT=${OUT:-$PWD/device-out}
+T0=$SECONDS; LIMIT=${LIMIT:-585}
+B=$PWD/build-dev
+export GS_SRCDIR=$PWD GS_BUILDDIR=$B GS_SHIM=$B/libgemmshim.so
+SUM=$OUT/summary.txt
+rc_of() { local name=$1 lim=$2; shift 2
+  local left=$((LIMIT - (SECONDS - T0)))
+  [ "$lim" -gt "$left" ] && lim=$left
+  if [ "$lim" -le 5 ]; then echo "$name skipped (no time left)" >> "$SUM"; return; fi
+  local t=$SECONDS; timeout "$lim" "$@" > "$OUT/logs/$name.log" 2>&1
+  echo "$name rc=$? $((SECONDS - t))s (limit $lim)" >> "$SUM"; }
+mkdir -p "$OUT/logs"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv,noheader > "$OUT/logs/device.txt"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "phase $phase, device: $gpu  start $(date -u +%H:%M:%S)" >> "$SUM"
+K=/tmp/gs-keep
+if [ "$phase" = 1 ]; then
+  for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
+    rc_of $c 90 $B/tests/gpu/$c
+  done
+  for run in 1 2; do for dt in bf16 f16; do
+    rc_of "decode-$dt-run$run" 110 $B/tools/gemmshim-bench --kernel gemm_decode_$dt --shapes bench/shapes/decode.txt --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_$dt-after-producer-fixed-bc-run$run.csv"
+  done; done
+  # BF16x6 by its built-in row: GEMMSHIM_FP32=tc, no FORCE; the log says who served
+  # the SM clock and power while each runs (the bench-vs-program gap: does
+  # the kernel run at a lower sustained clock alone than interleaved?)
+  sample() { nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 100 > "$OUT/logs/$1.smi.csv" 2>/dev/null & SMI=$!; }
+  sample pool-plain; rc_of pool-plain 60 python3 bench/fp32_pool_cost.py --reps 5; kill $SMI
+  force=; case $gpu in *H200*) ;; *) force=GEMMSHIM_FORCE=gemm_f32_bf16x6 ;; esac  # no built-in row off the H200
+  sample pool-tc; rc_of pool-tc 60 env $force LD_PRELOAD=$GS_SHIM GEMMSHIM_FP32=tc GEMMSHIM_LOG=$OUT/logs/pool-tc.gslog.csv python3 bench/fp32_pool_cost.py --reps 5; kill $SMI
+  printf '4096 4096 4096 NN\n8192 8192 8192 NN\n' > /tmp/pool-shapes.txt
+  sample bench-bf16x6-nn; rc_of bench-bf16x6-nn 60 $B/tools/gemmshim-bench --kernel gemm_f32_bf16x6 --shapes /tmp/pool-shapes.txt --csv $OUT/logs/bench-bf16x6-nn.csv; kill $SMI
+  # issue 18: the harnesses' cuBLAS gap on this GPU (B and C rotating, and fixed)
+  gap=$(grep -v '^#' bench/shapes/decode_gap.txt | tr '\n' ' ')
+  rc_of pdl-gap 40 $B/dev/decode_pdl/pdl $gap
+  for ctl in "" --fixed-bc; do
+    rc_of "bench-gap${ctl}" 40 $B/tools/gemmshim-bench --kernel gemm_decode_bf16 --shapes bench/shapes/decode_gap.txt --after-producer $ctl --csv "$OUT/logs/bench-gap${ctl}.csv"
+  done
+  SAN=/usr/local/cuda/bin/compute-sanitizer
+  rc_of san-memcheck-bf16x6 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_f32_bf16x6 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
+  rc_of san-memcheck-decode-pdl 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
+  # for the next call on this machine (decode.py under a table with these rows)
+  mkdir -p /tmp/gs-keep && cp "$OUT"/gemm_decode_*-after-producer-fixed-bc-run*.csv /tmp/gs-keep/ 2>/dev/null
+else
+  # the table to try: this GPU's validators, the pdl rows from the last
+  # call's after-producer sweeps (bench/pdl_routes.py), then the built-in rows
+  T=$OUT/table-decode-pdl.csv
+  { $B/tools/gemmshim-bench --identity | grep '^Validator,'
+    echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch"
+    for dt in bf16 f16; do
+      python3 bench/pdl_routes.py --kernel gemm_decode_$dt --dtype $dt --plain dispatch/routes.c \
+        $K/gemm_decode_$dt-after-producer-fixed-bc-run1.csv $K/gemm_decode_$dt-after-producer-fixed-bc-run2.csv
+    done
+    python3 -c 'import re,sys; t=open("dispatch/routes.c").read(); b=t[t.index("gs_default_routes[]"):]; rows=re.findall(r"\"([^\"]*)\\n\"", b); print("\n".join(r + ",plain" for r in rows if not r.startswith(("Validator,","entry,"))))'
+  } > $T 2> $OUT/logs/table-make.err
+  echo "table: $(grep -c ',pdl$' $T) pdl rows, $(wc -l < $T) lines" >> "$SUM"
+  # the routes a program gets: decode.py teacher-forced and timed, by the table's rows
+  rc_of decode_under_shim-routed 200 env GS_DECODE_FORCE= GEMMSHIM_TABLE=$T TMPDIR=$OUT/logs tests/gpu/decode_under_shim.sh
+  # GEMMSHIM_PDL=0: the pdl rows passed over (the log's routes and reasons)
+  rc_of decode-pdl0 60 env GEMMSHIM_TABLE=$T LD_PRELOAD=$GS_SHIM GEMMSHIM_PDL=0 GEMMSHIM_LOG=$OUT/logs/decode-pdl0.gslog.csv python3 examples/decode.py --layers 2 --batch 1,8 --steps 8 --profile-steps 2
+  rc_of decode-pdl1 60 env GEMMSHIM_TABLE=$T LD_PRELOAD=$GS_SHIM GEMMSHIM_LOG=$OUT/logs/decode-pdl1.gslog.csv python3 examples/decode.py --layers 2 --batch 1,8 --steps 8 --profile-steps 2
+  rc_of tune_under_shim 200 env TMPDIR=$OUT/logs GS_TUNE_BUDGET=120 tests/gpu/tune_under_shim.sh
+  grep -v '^#' bench/shapes/bf16_lt14.txt | sed 's/$/ bf16/' > /tmp/lt14-tune.txt
+  rc_of tune-lt14 280 $B/tools/gemmshim --lib $GS_SHIM tune --bench $B/tools/gemmshim-bench --shapes /tmp/lt14-tune.txt -o $OUT/table-bf16-lt14.csv --preheat-ms 300 --budget 250
+fi
+echo "end $(date -u +%H:%M:%S)" >> "$SUM"
+tar -C "$OUT" -czf "$OUT/logs-phase$phase.tgz" logs && rm -rf "$OUT/logs"
+cat "$SUM"
