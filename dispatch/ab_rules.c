@@ -50,9 +50,15 @@ int gs_ab_fits(size_t need, long mb)
   return need > 0 && mb > 0 && need <= ((size_t)mb << 20);
 }
 
-int gs_selfcheck_passes(double rel_fro, double mismatched_nonfinite, double tol)
+gs_selfcheck_verdict gs_selfcheck_judge(const gs_compare_result *c, double tol,
+                                        int nonfinite_as_fp64)
 {
-  return mismatched_nonfinite == 0 && isfinite(rel_fro) && rel_fro <= tol;
+  double rel = gs_compare_rel_fro(c);
+  if (!isfinite(rel) || rel > tol) return GS_SELFCHECK_FAILS;
+  if (c->mismatched_nonfinite == 0) return GS_SELFCHECK_PASSES;
+  if (nonfinite_as_fp64 && c->mismatched_where_ref_nonfinite == c->mismatched_nonfinite)
+    return GS_SELFCHECK_INCONCLUSIVE;
+  return GS_SELFCHECK_FAILS;
 }
 
 double gs_compare_rel_fro(const gs_compare_result *c)

@@ -25,6 +25,9 @@
 #define GS_CHECK_PATHS 8
 #define GS_CHECK_KEYS (GS_CHECK_PATHS * 4 * 4 * 2)
 
+/* Inconclusive self-checks of one key (cuBLAS's own sums overflowed where
+ * ours holds FP64's kinds) before the kernel counts as failing it. */
+#define GS_CHECK_INCONCLUSIVE_MAX 4
 /* Checks in flight at once per context (one verdict slot each). */
 #define GS_CHECK_SLOTS 32
 
@@ -49,6 +52,8 @@ typedef struct gs_ctx {
    * trylock on a call path and never held while waiting for the GPU. */
   pthread_mutex_t lock;
   unsigned char check_slot[GS_MAX_VARIANTS][GS_CHECK_KEYS];  /* of a PENDING check */
+  unsigned char check_inconclusive[GS_MAX_VARIANTS][GS_CHECK_KEYS];  /* checks so far that
+                            could not judge (selfcheck.c); at GS_CHECK_INCONCLUSIVE_MAX, fails */
   atomic_int resources;  /* 0 not made yet, 1 made, -1 could not be made;
                             set (release) once the fields below are */
   void *pool;          /* cudaMemPool_t: stream-ordered scratch of the

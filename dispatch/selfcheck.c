@@ -41,6 +41,20 @@ static gs_gate settled(gs_decision *d, int state)
   return forward(d, state == GS_CHECK_PENDING ? GS_R_CHECKING : GS_R_DISABLED);
 }
 
+/* Said once per kernel: its check could not judge, and will be made again. */
+static atomic_uchar said_inconclusive[GS_MAX_VARIANTS];
+
+static void say_inconclusive(const gs_variant *v, const gs_ctx *ctx, double outputs)
+{
+  int vi = gs_variant_index(v);
+  if (vi < 0 || atomic_exchange(&said_inconclusive[vi], 1)) return;
+  fprintf(stderr,
+          "gemmshim: kernel %s on device %d: first-use self-check inconclusive: on %.0f outputs "
+          "cuBLAS's own sums overflowed where ours holds FP64's Inf/NaN; that call went to "
+          "cuBLAS, and a later one of its kind is checked again (at most %d times)\n",
+          v->name, ctx->device, outputs, GS_CHECK_INCONCLUSIVE_MAX);
+}
+
 /* A pending check: read its verdict if the GPU has written it. */
 static gs_gate finish(gs_decision *d, int vi, int key)
 {
@@ -62,8 +76,9 @@ static gs_gate finish(gs_decision *d, int vi, int key)
     pthread_mutex_unlock(&ctx->lock);
     return forward(d, GS_R_CHECKING);
   }
-  char why[200];
-  int pass = 0;
+  char why[240];
+  gs_selfcheck_verdict verdict = GS_SELFCHECK_FAILS;
+  double overflowed = 0;
   if (q != cudaSuccess) {
     (void)cudaGetLastError();
     snprintf(why, sizeof why, "its first-use self-check could not complete (%s)",
@@ -71,17 +86,33 @@ static gs_gate finish(gs_decision *d, int vi, int key)
   } else {
     const gs_compare_result *res = (const gs_compare_result *)ctx->verdicts + slot;
     double rel = gs_compare_rel_fro(res);
-    pass = gs_selfcheck_passes(rel, res->mismatched_nonfinite, v->selfcheck_tol);
+    verdict = gs_selfcheck_judge(res, v->selfcheck_tol, v->nonfinite_as_fp64);
+    overflowed = res->mismatched_where_ref_nonfinite;
     snprintf(why, sizeof why,
              "first-use self-check: relative difference %.3g from cuBLAS (%.0f non-finite "
              "mismatches), tolerance %.3g",
              rel, res->mismatched_nonfinite, v->selfcheck_tol);
   }
   ctx->slots_busy &= ~((uint64_t)1 << slot);
-  atomic_store_explicit(&ctx->check[vi][key], pass ? GS_CHECK_PASSED : GS_CHECK_FAILED,
-                        memory_order_release);
+  /* an inconclusive check (the call went to cuBLAS) is made again on a
+   * later call of the key, a few times */
+  int again = verdict == GS_SELFCHECK_INCONCLUSIVE &&
+              ++ctx->check_inconclusive[vi][key] < GS_CHECK_INCONCLUSIVE_MAX;
+  if (verdict == GS_SELFCHECK_INCONCLUSIVE && !again)
+    snprintf(why, sizeof why,
+             "first-use self-check inconclusive %d times: cuBLAS's own sums overflowed where "
+             "ours holds FP64's Inf/NaN (%.0f outputs the last time)",
+             GS_CHECK_INCONCLUSIVE_MAX, overflowed);
+  state = verdict == GS_SELFCHECK_PASSES ? GS_CHECK_PASSED
+          : again                        ? GS_CHECK_NONE
+                                         : GS_CHECK_FAILED;
+  atomic_store_explicit(&ctx->check[vi][key], state, memory_order_release);
   pthread_mutex_unlock(&ctx->lock);
-  if (pass) return GS_GATE_SERVE;
+  if (state == GS_CHECK_PASSED) return GS_GATE_SERVE;
+  if (again) {
+    say_inconclusive(v, ctx, overflowed);
+    return forward(d, GS_R_CHECKING);
+  }
   gs_variant_disable(v, ctx, why);
   return forward(d, GS_R_SELFCHECK_FAILED);
 }

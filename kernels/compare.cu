@@ -21,7 +21,7 @@ constexpr int THREADS = 256;
 constexpr int BLOCKS = 264;   /* 2 per SM on a 132-SM H200; a fixed number keeps bits fixed */
 
 struct Acc {
-  double max_abs, max_rel, diff_sq, ref_sq, bad;
+  double max_abs, max_rel, diff_sq, ref_sq, bad, bad_ref;
 };
 
 __device__ inline void fold(Acc &a, const Acc &b)
@@ -31,6 +31,7 @@ __device__ inline void fold(Acc &a, const Acc &b)
   a.diff_sq += b.diff_sq;
   a.ref_sq += b.ref_sq;
   a.bad += b.bad;
+  a.bad_ref += b.bad_ref;
 }
 
 /* Block-wide reduction through shared memory, a fixed tree. */
@@ -55,7 +56,7 @@ __global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, 
                                                           int64_t ldr, int64_t m, int64_t n,
                                                           Acc *partials)
 {
-  Acc a = { 0, 0, 0, 0, 0 };
+  Acc a = { 0, 0, 0, 0, 0, 0 };
   const int64_t total = m * n;
   for (int64_t e = (int64_t)blockIdx.x * THREADS + threadIdx.x; e < total;
        e += (int64_t)gridDim.x * THREADS) {
@@ -71,6 +72,7 @@ __global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, 
     } else if (fx != fr || (isnan(xv) != isnan(rv)) || (!fx && !isnan(xv) && xv != rv)) {
       /* one finite and one not, or different non-finite values */
       a.bad += 1;
+      if (!fr && !isnan(xv)) a.bad_ref += 1;
       a.max_rel = INFINITY;
       a.max_abs = INFINITY;
     }
@@ -82,7 +84,7 @@ __global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, 
 __global__ void __launch_bounds__(THREADS) gemmshim_compare_final(const Acc *partials, int count,
                                                         gs_compare_result *out)
 {
-  Acc a = { 0, 0, 0, 0, 0 };
+  Acc a = { 0, 0, 0, 0, 0, 0 };
   for (int i = threadIdx.x; i < count; i += THREADS) fold(a, partials[i]);
   Acc r = block_reduce(a);
   if (threadIdx.x == 0) {
@@ -91,6 +93,7 @@ __global__ void __launch_bounds__(THREADS) gemmshim_compare_final(const Acc *par
     out->diff_sq = r.diff_sq;
     out->ref_sq = r.ref_sq;
     out->mismatched_nonfinite = r.bad;
+    out->mismatched_where_ref_nonfinite = r.bad_ref;
   }
 }
 

@@ -18,6 +18,10 @@ typedef struct gs_compare_result {
   double ref_sq;      /* sum ref^2 */
   double mismatched_nonfinite;  /* elements finite in one and not the other, or
                                    non-finite in both but not alike (NaN, +Inf, -Inf) */
+  double mismatched_where_ref_nonfinite;  /* of those, where ref is not finite and x
+                                   is no NaN (x finite, or an Inf where ref has NaN or
+                                   the other Inf): all a result holding FP64's kinds
+                                   may show where ref's own sums overflowed */
 } gs_compare_result;
 
 /* Load the compare kernels into the current context (CUDA loads them

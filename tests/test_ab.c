@@ -96,15 +96,37 @@ static void test_scratch_bound(void **s)
   assert_false(gs_ab_fits(0, 64));                        /* nothing comparable */
 }
 
+/* A comparison whose relative Frobenius difference is rel (ref_sq 1),
+ * with `bad` non-finite mismatches, `where_ref` of them where cuBLAS's
+ * output is the non-finite one. */
+static gs_compare_result cmp(double rel, double bad, double where_ref)
+{
+  gs_compare_result c = { 0, 0, rel * rel, 1, bad, where_ref };
+  return c;
+}
+
 static void test_selfcheck_verdict(void **s)
 {
   (void)s;
-  assert_true(gs_selfcheck_passes(1e-6, 0, 1e-5));
-  assert_true(gs_selfcheck_passes(1e-5, 0, 1e-5));
-  assert_false(gs_selfcheck_passes(2e-5, 0, 1e-5));
-  assert_false(gs_selfcheck_passes(0, 1, 1e-5));     /* a NaN where cuBLAS has a number */
-  assert_false(gs_selfcheck_passes(NAN, 0, 1e-5));
-  assert_false(gs_selfcheck_passes(INFINITY, 0, 1e-5));
+  const struct { gs_compare_result c; int fp64; gs_selfcheck_verdict want; } cases[] = {
+    { cmp(1e-6, 0, 0), 0, GS_SELFCHECK_PASSES },
+    { cmp(1e-5, 0, 0), 0, GS_SELFCHECK_PASSES },
+    { cmp(2e-5, 0, 0), 0, GS_SELFCHECK_FAILS },
+    { cmp(0, 1, 0), 0, GS_SELFCHECK_FAILS },        /* a NaN where cuBLAS has a number */
+    { cmp(0, 1, 0), 1, GS_SELFCHECK_FAILS },        /* that, for an FP64-kinds kernel too */
+    { cmp(NAN, 0, 0), 0, GS_SELFCHECK_FAILS },
+    { cmp(INFINITY, 0, 0), 1, GS_SELFCHECK_FAILS },
+    /* cuBLAS's own sums overflowed: strict kernels fail, FP64-kinds ones
+     * cannot be judged, unless their finite outputs disagree */
+    { cmp(1e-6, 3, 3), 0, GS_SELFCHECK_FAILS },
+    { cmp(1e-6, 3, 3), 1, GS_SELFCHECK_INCONCLUSIVE },
+    { cmp(2e-5, 3, 3), 1, GS_SELFCHECK_FAILS },
+    { cmp(1e-6, 3, 2), 1, GS_SELFCHECK_FAILS },     /* one mismatch of ours */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    print_message("case %zu\n", i);
+    assert_int_equal(gs_selfcheck_judge(&cases[i].c, 1e-5, cases[i].fp64), cases[i].want);
+  }
 }
 
 static void test_row_format(void **s)

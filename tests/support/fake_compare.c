@@ -38,7 +38,7 @@ static float load(gs_compare_type type, const void *p, int64_t i)
 static void compare(void *arg)
 {
   const compare_work *w = arg;
-  gs_compare_result r = { 0, 0, 0, 0, 0 };
+  gs_compare_result r = { 0, 0, 0, 0, 0, 0 };
   for (int64_t j = 0; j < w->n; j++)
     for (int64_t i = 0; i < w->m; i++) {
       float x = load(w->type, w->x, i + j * w->ldx), y = load(w->type, w->ref, i + j * w->ldr);
@@ -51,6 +51,7 @@ static void compare(void *arg)
         r.ref_sq += (double)y * y;
       } else if (isfinite(x) != isfinite(y) || isnan(x) != isnan(y) || (!isnan(x) && x != y)) {
         r.mismatched_nonfinite += 1;
+        if (!isfinite(y) && !isnan(x)) r.mismatched_where_ref_nonfinite += 1;
         r.max_abs = r.max_rel = INFINITY;
       }
     }

@@ -62,6 +62,7 @@ const gs_variant f32_variant = {
   .elem_bytes = 4, .align_bytes = 16, .m_mult = 128, .n_mult = 128, .k_mult = 16,
   .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_f32_variant,
   .preload = preload, .scratch_bytes = scratch_bytes, .launches_pdl = launches_pdl,
+  .nonfinite_as_fp64 = 1,
 };
 
 const gs_variant bf16_variant = {

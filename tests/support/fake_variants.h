@@ -20,11 +20,12 @@ extern fake_gpu_t fake_gpu;
  * it return NULL. */
 extern gs_rt_identity fake_identity;
 /* gs_rt_kernel_table_hash of these variants (a test checks it). */
-#define FAKE_KERNEL_TABLE "7bc32f326308f3be"
+#define FAKE_KERNEL_TABLE "f53c98c410240eff"
 extern int fake_identity_known;
 
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
- * 16-byte alignment, multiples of 128/128/16, wins on NN/TN 1024..8192.
+ * 16-byte alignment, multiples of 128/128/16, wins on NN/TN 1024..8192;
+ * its Inf/NaN are FP64's (nonfinite_as_fp64, as BF16x6's).
  * bf16_variant: BF16 in, BF16 or FP32 out, TN only, sm 9.0, multiples of
  * 64, wins everywhere, honours an SM-count target (a persistent grid). */
 extern const gs_variant f32_variant, bf16_variant;
