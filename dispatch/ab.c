@@ -264,7 +264,7 @@ int gs_ab_compare(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *stat
     float ours_ms = 0, cublas_ms = 0;
     int compared =
         gs_compare((gs_compare_type)gs_output_compare_type(g), ours_out, ours_ld,
-                   cublas_out, cublas_ld, g->m, g->n, base + lay.partials,
+                   cublas_out, cublas_ld, g->m, g->n, NULL, base + lay.partials,
                    (gs_compare_result *)(base + lay.result), s) == 0 &&
         cudaMemcpyAsync(&cmp, base + lay.result, sizeof cmp, cudaMemcpyDeviceToHost, s) ==
             cudaSuccess &&

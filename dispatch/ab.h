@@ -69,8 +69,9 @@ int gs_ab_fits(size_t need, long mb);
  * says with tolerance tol. A kernel holding FP64's Inf/NaN pattern
  * (gs_variant.nonfinite_as_fp64) differs from cuBLAS only where cuBLAS's
  * own sums overflowed, which the comparison cannot judge without an FP64
- * reference: where every non-finite mismatch is of that kind, and the
- * finite outputs agree, the check is inconclusive. */
+ * reference: where the operands hold no Inf or NaN (the comparison scanned
+ * them: c->inputs_nonfinite), every non-finite mismatch is of that kind and
+ * the finite outputs agree, the check is inconclusive. */
 typedef enum gs_selfcheck_verdict {
   GS_SELFCHECK_FAILS = 0,
   GS_SELFCHECK_PASSES,

@@ -56,7 +56,8 @@ gs_selfcheck_verdict gs_selfcheck_judge(const gs_compare_result *c, double tol,
   double rel = gs_compare_rel_fro(c);
   if (!isfinite(rel) || rel > tol) return GS_SELFCHECK_FAILS;
   if (c->mismatched_nonfinite == 0) return GS_SELFCHECK_PASSES;
-  if (nonfinite_as_fp64 && c->mismatched_where_ref_nonfinite == c->mismatched_nonfinite)
+  if (nonfinite_as_fp64 && c->inputs_nonfinite == 0 &&
+      c->mismatched_where_ref_nonfinite == c->mismatched_nonfinite)
     return GS_SELFCHECK_INCONCLUSIVE;
   return GS_SELFCHECK_FAILS;
 }

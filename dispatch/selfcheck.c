@@ -38,25 +38,38 @@ static gs_gate forward(gs_decision *d, gs_reason why)
 static gs_gate settled(gs_decision *d, int state)
 {
   if (state == GS_CHECK_PASSED) return GS_GATE_SERVE;
-  return forward(d, state == GS_CHECK_PENDING ? GS_R_CHECKING : GS_R_DISABLED);
+  /* NONE: another thread found its check inconclusive, a new one starts */
+  return forward(d, state == GS_CHECK_FAILED ? GS_R_DISABLED : GS_R_CHECKING);
 }
 
-/* Said once per kernel: its check could not judge, and will be made again. */
-static atomic_uchar said_inconclusive[GS_MAX_VARIANTS];
+/* Said once per kernel: a check could not judge (on_class 0: it is made
+ * again), or could not judge GS_CHECK_INCONCLUSIVE_MAX times (1: that class
+ * stays with cuBLAS on the context). */
+static atomic_uchar said_inconclusive[GS_MAX_VARIANTS][2];
 
-static void say_inconclusive(const gs_variant *v, const gs_ctx *ctx, double outputs)
+static void say_inconclusive(const gs_variant *v, const gs_ctx *ctx, double outputs, int given_up)
 {
   int vi = gs_variant_index(v);
-  if (vi < 0 || atomic_exchange(&said_inconclusive[vi], 1)) return;
-  fprintf(stderr,
-          "gemmshim: kernel %s on device %d: first-use self-check inconclusive: on %.0f outputs "
-          "cuBLAS's own sums overflowed where ours holds FP64's Inf/NaN; that call went to "
-          "cuBLAS, and a later one of its kind is checked again (at most %d times)\n",
-          v->name, ctx->device, outputs, GS_CHECK_INCONCLUSIVE_MAX);
+  if (vi < 0 || atomic_exchange(&said_inconclusive[vi][given_up], 1)) return;
+  if (!given_up)
+    fprintf(stderr,
+            "gemmshim: kernel %s on device %d: first-use self-check inconclusive: on %.0f "
+            "outputs cuBLAS's own sums overflowed where ours holds FP64's Inf/NaN (the operands "
+            "hold none); cuBLAS served that call, the next of its class is checked again (up "
+            "to %d checks)\n",
+            v->name, ctx->device, outputs, GS_CHECK_INCONCLUSIVE_MAX);
+  else
+    fprintf(stderr,
+            "gemmshim: kernel %s on device %d (context %llu): first-use self-check of a class of "
+            "calls inconclusive %d times (cuBLAS's own sums overflowed, %.0f outputs the last "
+            "time); that class stays with cuBLAS on this context\n",
+            v->name, ctx->device, (unsigned long long)ctx->id, GS_CHECK_INCONCLUSIVE_MAX, outputs);
 }
 
-/* A pending check: read its verdict if the GPU has written it. */
-static gs_gate finish(gs_decision *d, int vi, int key)
+/* A pending check: read its verdict if the GPU has written it. *recheck:
+ * set when it was inconclusive and this call is to start the next one
+ * (nothing forwarded then). */
+static gs_gate finish(gs_decision *d, int vi, int key, int *recheck)
 {
   gs_ctx *ctx = d->ctx;
   const gs_variant *v = d->variant;
@@ -94,26 +107,22 @@ static gs_gate finish(gs_decision *d, int vi, int key)
              rel, res->mismatched_nonfinite, v->selfcheck_tol);
   }
   ctx->slots_busy &= ~((uint64_t)1 << slot);
-  /* an inconclusive check (the call went to cuBLAS) is made again on a
-   * later call of the key, a few times */
-  int again = verdict == GS_SELFCHECK_INCONCLUSIVE &&
-              ++ctx->check_inconclusive[vi][key] < GS_CHECK_INCONCLUSIVE_MAX;
-  if (verdict == GS_SELFCHECK_INCONCLUSIVE && !again)
-    snprintf(why, sizeof why,
-             "first-use self-check inconclusive %d times: cuBLAS's own sums overflowed where "
-             "ours holds FP64's Inf/NaN (%.0f outputs the last time)",
-             GS_CHECK_INCONCLUSIVE_MAX, overflowed);
+  /* an inconclusive check (cuBLAS served its call) is made again, on this
+   * call, a few times; then that class (not the kernel) stays cuBLAS's */
+  int inconclusive = verdict == GS_SELFCHECK_INCONCLUSIVE;
+  int again = inconclusive && ++ctx->check_inconclusive[vi][key] < GS_CHECK_INCONCLUSIVE_MAX;
   state = verdict == GS_SELFCHECK_PASSES ? GS_CHECK_PASSED
           : again                        ? GS_CHECK_NONE
                                          : GS_CHECK_FAILED;
   atomic_store_explicit(&ctx->check[vi][key], state, memory_order_release);
   pthread_mutex_unlock(&ctx->lock);
   if (state == GS_CHECK_PASSED) return GS_GATE_SERVE;
+  if (inconclusive) say_inconclusive(v, ctx, overflowed, !again);
   if (again) {
-    say_inconclusive(v, ctx, overflowed);
-    return forward(d, GS_R_CHECKING);
+    *recheck = 1;
+    return GS_GATE_FORWARD;
   }
-  gs_variant_disable(v, ctx, why);
+  if (!inconclusive) gs_variant_disable(v, ctx, why);
   return forward(d, GS_R_SELFCHECK_FAILED);
 }
 
@@ -177,9 +186,22 @@ static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a,
   d->variant = NULL;
   d->reason = GS_R_UNCHECKED;
   gs_compare_type type = (gs_compare_type)gs_output_compare_type(g);
+  /* a kernel holding FP64's Inf/NaN: the operands scanned too, so that an
+   * Inf/NaN difference can be put down to SGEMM's overflow only where they
+   * hold none (gs_selfcheck_judge) */
+  int in_type = g->a_type != g->b_type      ? -1
+                : g->a_type == CUDA_R_32F  ? GS_CMP_F32
+                : g->a_type == CUDA_R_16BF ? GS_CMP_BF16
+                : g->a_type == CUDA_R_16F  ? GS_CMP_F16
+                                           : -1;
+  gs_compare_inputs in = { (gs_compare_type)in_type,
+                           a->A, a->lda, a->trans_a ? a->k : a->m, a->trans_a ? a->m : a->k,
+                           a->B, a->ldb, a->trans_b ? a->n : a->k, a->trans_b ? a->k : a->n };
+  int scan = v->nonfinite_as_fp64 && in_type >= 0;
   int queued = *status == CUBLAS_STATUS_SUCCESS &&
                gs_compare(type, base + lay.out, lay.ld, g->D, g->ldd, g->m, g->n,
-                          base + lay.partials, (gs_compare_result *)(base + lay.result), s) == 0 &&
+                          scan ? &in : NULL, base + lay.partials,
+                          (gs_compare_result *)(base + lay.result), s) == 0 &&
                cudaMemcpyAsync((gs_compare_result *)ctx->verdicts + slot, base + lay.result,
                                sizeof(gs_compare_result), cudaMemcpyDeviceToHost, s) ==
                    cudaSuccess &&
@@ -223,7 +245,11 @@ gs_gate gs_selfcheck_gate(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, i
   int state = atomic_load_explicit(&d->ctx->check[vi][key], memory_order_acquire);
   switch (state) {
   case GS_CHECK_PASSED: return GS_GATE_SERVE;
-  case GS_CHECK_PENDING: return finish(d, vi, key);
+  case GS_CHECK_PENDING: {
+    int recheck = 0;
+    gs_gate gate = finish(d, vi, key, &recheck);
+    return recheck ? start(g, d, a, vi, key, status) : gate;
+  }
   case GS_CHECK_NONE: return start(g, d, a, vi, key, status);
   default: return forward(d, GS_R_DISABLED);
   }

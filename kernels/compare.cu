@@ -21,7 +21,7 @@ constexpr int THREADS = 256;
 constexpr int BLOCKS = 264;   /* 2 per SM on a 132-SM H200; a fixed number keeps bits fixed */
 
 struct Acc {
-  double max_abs, max_rel, diff_sq, ref_sq, bad, bad_ref;
+  double max_abs, max_rel, diff_sq, ref_sq, bad, bad_ref, inputs_bad;
 };
 
 __device__ inline void fold(Acc &a, const Acc &b)
@@ -32,6 +32,7 @@ __device__ inline void fold(Acc &a, const Acc &b)
   a.ref_sq += b.ref_sq;
   a.bad += b.bad;
   a.bad_ref += b.bad_ref;
+  a.inputs_bad += b.inputs_bad;
 }
 
 /* Block-wide reduction through shared memory, a fixed tree. */
@@ -51,12 +52,35 @@ __device__ inline float to_float(float v) { return v; }
 __device__ inline float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ inline float to_float(__half v) { return __half2float(v); }
 
+/* Element i of a matrix of a type known at run time. */
+__device__ inline float load_as(gs_compare_type type, const void *p, int64_t i)
+{
+  if (type == GS_CMP_BF16) return to_float(static_cast<const __nv_bfloat16 *>(p)[i]);
+  if (type == GS_CMP_F16) return to_float(static_cast<const __half *>(p)[i]);
+  return static_cast<const float *>(p)[i];
+}
+
+/* The Inf and NaN in a rows x cols matrix, this thread's share. */
+__device__ inline double count_nonfinite(gs_compare_type type, const void *p, int64_t ld,
+                                         int64_t rows, int64_t cols)
+{
+  double bad = 0;
+  if (!p) return bad;
+  const int64_t total = rows * cols;
+  for (int64_t e = (int64_t)blockIdx.x * THREADS + threadIdx.x; e < total;
+       e += (int64_t)gridDim.x * THREADS) {
+    int64_t j = e / rows, i = e - j * rows;
+    bad += !isfinite(load_as(type, p, i + j * ld));
+  }
+  return bad;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, int64_t ldx, const T *ref,
                                                           int64_t ldr, int64_t m, int64_t n,
-                                                          Acc *partials)
+                                                          gs_compare_inputs in, Acc *partials)
 {
-  Acc a = { 0, 0, 0, 0, 0, 0 };
+  Acc a = { 0, 0, 0, 0, 0, 0, 0 };
   const int64_t total = m * n;
   for (int64_t e = (int64_t)blockIdx.x * THREADS + threadIdx.x; e < total;
        e += (int64_t)gridDim.x * THREADS) {
@@ -77,14 +101,16 @@ __global__ void __launch_bounds__(THREADS) gemmshim_compare_partial(const T *x, 
       a.max_abs = INFINITY;
     }
   }
+  a.inputs_bad = count_nonfinite(in.type, in.a, in.lda, in.a_rows, in.a_cols) +
+                 count_nonfinite(in.type, in.b, in.ldb, in.b_rows, in.b_cols);
   Acc r = block_reduce(a);
   if (threadIdx.x == 0) partials[blockIdx.x] = r;
 }
 
 __global__ void __launch_bounds__(THREADS) gemmshim_compare_final(const Acc *partials, int count,
-                                                        gs_compare_result *out)
+                                                        bool scanned, gs_compare_result *out)
 {
-  Acc a = { 0, 0, 0, 0, 0, 0 };
+  Acc a = { 0, 0, 0, 0, 0, 0, 0 };
   for (int i = threadIdx.x; i < count; i += THREADS) fold(a, partials[i]);
   Acc r = block_reduce(a);
   if (threadIdx.x == 0) {
@@ -94,6 +120,7 @@ __global__ void __launch_bounds__(THREADS) gemmshim_compare_final(const Acc *par
     out->ref_sq = r.ref_sq;
     out->mismatched_nonfinite = r.bad;
     out->mismatched_where_ref_nonfinite = r.bad_ref;
+    out->inputs_nonfinite = scanned ? r.inputs_bad : -1;
   }
 }
 
@@ -119,22 +146,24 @@ extern "C" size_t gs_compare_scratch_bytes(void)
 }
 
 extern "C" int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref,
-                          int64_t ldr, int64_t m, int64_t n, void *partials,
-                          gs_compare_result *out, cudaStream_t stream)
+                          int64_t ldr, int64_t m, int64_t n, const gs_compare_inputs *inputs,
+                          void *partials, gs_compare_result *out, cudaStream_t stream)
 {
   using namespace gs_cmp;
+  const gs_compare_inputs in = inputs ? *inputs : gs_compare_inputs{};
   gs_launch_begin();
   if (type == GS_CMP_BF16)
     gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const __nv_bfloat16 *)x, ldx,
-                                                   (const __nv_bfloat16 *)ref, ldr, m, n,
+                                                   (const __nv_bfloat16 *)ref, ldr, m, n, in,
                                                    (Acc *)partials);
   else if (type == GS_CMP_F16)
     gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const __half *)x, ldx, (const __half *)ref,
-                                                   ldr, m, n, (Acc *)partials);
+                                                   ldr, m, n, in, (Acc *)partials);
   else
     gemmshim_compare_partial<<<BLOCKS, THREADS, 0, stream>>>((const float *)x, ldx, (const float *)ref, ldr,
-                                                   m, n, (Acc *)partials);
+                                                   m, n, in, (Acc *)partials);
   if (gs_launch_end(0) != GS_K_OK) return -1;
-  gemmshim_compare_final<<<1, THREADS, 0, stream>>>((const Acc *)partials, BLOCKS, out);
+  gemmshim_compare_final<<<1, THREADS, 0, stream>>>((const Acc *)partials, BLOCKS, inputs != nullptr,
+                                                    out);
   return gs_launch_end(1) == GS_K_OK ? 0 : -1;
 }

@@ -10,6 +10,8 @@
 extern "C" {
 #endif
 
+typedef enum gs_compare_type { GS_CMP_F32 = 0, GS_CMP_BF16 = 1, GS_CMP_F16 = 2 } gs_compare_type;
+
 /* The result, written to device memory (read it after the stream syncs). */
 typedef struct gs_compare_result {
   double max_abs;     /* max |x - ref| */
@@ -22,7 +24,19 @@ typedef struct gs_compare_result {
                                    is no NaN (x finite, or an Inf where ref has NaN or
                                    the other Inf): all a result holding FP64's kinds
                                    may show where ref's own sums overflowed */
+  double inputs_nonfinite;      /* elements of the inputs scanned (gs_compare_inputs)
+                                   that are Inf or NaN; -1 when none were given */
 } gs_compare_result;
+
+/* Inputs to scan for Inf and NaN along with the comparison (the operands
+ * of the GEMM whose results are compared): column-major, as stored. */
+typedef struct gs_compare_inputs {
+  gs_compare_type type;
+  const void *a;
+  int64_t lda, a_rows, a_cols;
+  const void *b;
+  int64_t ldb, b_rows, b_cols;
+} gs_compare_inputs;
 
 /* Load the compare kernels into the current context (CUDA loads them
  * lazily, and a load may wait for the whole device). 0 on success. */
@@ -31,14 +45,15 @@ int gs_compare_preload(void);
 /* Scratch the launcher needs for its partial results, in bytes. */
 size_t gs_compare_scratch_bytes(void);
 
-typedef enum gs_compare_type { GS_CMP_F32 = 0, GS_CMP_BF16 = 1, GS_CMP_F16 = 2 } gs_compare_type;
 
 /* x and ref: m x n column-major matrices of `type` with leading dims ldx,
- * ldr. partials: gs_compare_scratch_bytes() of device memory; out: one
- * device result. Two kernels (per-block partials, then one block), no
- * atomics: the same inputs give the same bits. 0 on success. */
+ * ldr; inputs: NULL, or matrices to scan for Inf and NaN in the same pass.
+ * partials: gs_compare_scratch_bytes() of device memory; out: one device
+ * result. Two kernels (per-block partials, then one block), no atomics:
+ * the same inputs give the same bits. 0 on success. */
 int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref, int64_t ldr,
-               int64_t m, int64_t n, void *partials, gs_compare_result *out, cudaStream_t stream);
+               int64_t m, int64_t n, const gs_compare_inputs *inputs, void *partials,
+               gs_compare_result *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

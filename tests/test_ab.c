@@ -101,7 +101,16 @@ static void test_scratch_bound(void **s)
  * output is the non-finite one. */
 static gs_compare_result cmp(double rel, double bad, double where_ref)
 {
-  gs_compare_result c = { 0, 0, rel * rel, 1, bad, where_ref };
+  gs_compare_result c = { 0, 0, rel * rel, 1, bad, where_ref, 0 };
+  return c;
+}
+
+/* The same, the operands scanned: `inputs` of their elements Inf or NaN
+ * (-1: not scanned). */
+static gs_compare_result cmp_in(double rel, double bad, double where_ref, double inputs)
+{
+  gs_compare_result c = cmp(rel, bad, where_ref);
+  c.inputs_nonfinite = inputs;
   return c;
 }
 
@@ -122,6 +131,10 @@ static void test_selfcheck_verdict(void **s)
     { cmp(1e-6, 3, 3), 1, GS_SELFCHECK_INCONCLUSIVE },
     { cmp(2e-5, 3, 3), 1, GS_SELFCHECK_FAILS },
     { cmp(1e-6, 3, 2), 1, GS_SELFCHECK_FAILS },     /* one mismatch of ours */
+    /* Inf or NaN in the operands (or not known): no overflow to put it down to */
+    { cmp_in(1e-6, 3, 3, 1), 1, GS_SELFCHECK_FAILS },
+    { cmp_in(1e-6, 3, 3, -1), 1, GS_SELFCHECK_FAILS },
+    { cmp_in(1e-6, 0, 0, 5), 1, GS_SELFCHECK_PASSES },   /* the kinds agree */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     print_message("case %zu\n", i);

@@ -41,6 +41,7 @@ typedef struct gemm_work {
   const float *alpha_dev, *beta_dev;   /* read when the work runs */
   int drop_k;                          /* a wrong kernel: leaves out the last k */
   int in_double;                       /* sums in double: FP64's Inf/NaN, as BF16x6 */
+  int finite_only;                     /* a wrong kernel: 0 where the result is Inf or NaN */
 } gemm_work;
 
 static void gemm_run(void *arg)
@@ -61,6 +62,7 @@ static void gemm_run(void *arg)
       if (w->in_double) acc = (float)acc64;
       float v = alpha * acc + (w->bias ? w->bias[i] : 0.0f);
       if (beta != 0.0f) v += beta * w->C[i + j * w->ldc];
+      if (w->finite_only && !isfinite(v)) v = 0;
       w->D[i + j * w->ldd] = v;
     }
 }
@@ -73,7 +75,8 @@ static cudaError_t enqueue_gemm(cudaStream_t s, const gemm_work *w)
 
 /* ---- our kernel --------------------------------------------------------- */
 
-enum { RUN_OK, RUN_REFUSE, RUN_FAIL_FIRST, RUN_FAIL_SECOND, RUN_WRONG, RUN_IN_DOUBLE };
+enum { RUN_OK, RUN_REFUSE, RUN_FAIL_FIRST, RUN_FAIL_SECOND, RUN_WRONG, RUN_IN_DOUBLE,
+       RUN_FINITE_ONLY };
 static int kernel_mode;
 static int ours_launched;
 
@@ -90,7 +93,8 @@ static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
   if (kernel_mode == RUN_REFUSE) return GS_K_UNSUPPORTED;
   gemm_work w = { a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd, a->trans_a, a->trans_b,
                   a->A, a->B, a->C, a->bias, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
-                  kernel_mode == RUN_WRONG, kernel_mode == RUN_IN_DOUBLE };
+                  kernel_mode == RUN_WRONG, kernel_mode == RUN_IN_DOUBLE,
+                  kernel_mode == RUN_FINITE_ONLY };
   gs_launch_begin();
   if (kernel_mode == RUN_FAIL_FIRST) fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);
   (void)enqueue_gemm(a->stream, &w);
@@ -118,7 +122,7 @@ static int fake_cublas(const gs_gemm *g, const void *c, void *d)
   cublas_calls++;
   gemm_work w = { g->m, g->n, g->k, g->lda, g->ldb, g->ldc, g->is_lt ? g->ldd : g->ldc,
                   g->trans_a == CUBLAS_OP_T, g->trans_b == CUBLAS_OP_T, g->A, g->B, c, NULL,
-                  g->is_lt ? d : (float *)c, 0, 0, NULL, NULL, 0, 0 };
+                  g->is_lt ? d : (float *)c, 0, 0, NULL, NULL, 0, 0, 0 };
   if (g->pointer_mode == 1) {
     w.alpha_dev = g->alpha;
     w.beta_dev = g->beta;
@@ -213,7 +217,7 @@ static void expected(const problem *p, int times, float *out)
   memcpy(out, p->h_C0, sizeof p->h_C0);
   for (int t = 0; t < times; t++) {
     gemm_work w = { M, N, K, M, K, M, M, 0, 0, p->A, p->B, out, NULL, out, p->alpha, p->beta,
-                    NULL, NULL, 0, 0 };
+                    NULL, NULL, 0, 0, 0 };
     gemm_run(&w);
   }
 }
@@ -488,10 +492,10 @@ static void make_overflow(problem *p)
 }
 
 /* A kernel holding FP64's Inf/NaN (f32_variant says nonfinite_as_fp64) on
- * a call where cuBLAS's own sums overflow: the check cannot judge, so that
- * call is cuBLAS's and a later one is checked again; a few inconclusive
- * checks in a row count as a failure. A later call without the overflow
- * passes. */
+ * a call where cuBLAS's own sums overflow (the operands finite): the check
+ * cannot judge, so the call that reads it starts the next one (cuBLAS
+ * serves both); after GS_CHECK_INCONCLUSIVE_MAX inconclusive checks that
+ * class stays cuBLAS's, and the kernel stays usable. */
 static void test_overflow_in_cublas_leaves_the_check_inconclusive(void **s)
 {
   (void)s;
@@ -500,21 +504,20 @@ static void test_overflow_in_cublas_leaves_the_check_inconclusive(void **s)
   make_overflow(&p);
   kernel_mode = RUN_IN_DOUBLE;
   gs_decision d;
-  for (int round = 0; round < GS_CHECK_INCONCLUSIVE_MAX; round++) {
+  for (int check = 0; check < GS_CHECK_INCONCLUSIVE_MAX; check++) {
     assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
-    assert_int_equal(d.reason, GS_R_SELFCHECK);
+    assert_int_equal(d.reason, GS_R_SELFCHECK);     /* the first, or read and started again */
     fake_cuda_run();
     assert_true(isnan(p.C[0]));                     /* cuBLAS's result, as SGEMM has it */
-    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
-    fake_cuda_run();
-    if (round + 1 < GS_CHECK_INCONCLUSIVE_MAX) {
-      assert_int_equal(d.reason, GS_R_CHECKING);    /* read: inconclusive, to cuBLAS */
-      assert_true(gs_variant_usable(&f32_variant, d.ctx));
-    } else {
-      assert_int_equal(d.reason, GS_R_SELFCHECK_FAILED);
-      assert_false(gs_variant_usable(&f32_variant, d.ctx));
-    }
   }
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK_FAILED);
+  fake_cuda_run();
+  assert_true(gs_variant_usable(&f32_variant, d.ctx));   /* the class, not the kernel */
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_DISABLED);
+  fake_cuda_run();
+  assert_int_equal(ours_launched, GS_CHECK_INCONCLUSIVE_MAX);
   assert_int_equal(fake_stats.pool_bytes_live, 0);
 }
 
@@ -532,16 +535,15 @@ static void test_an_inconclusive_check_then_a_clean_one_serves(void **s)
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_SELFCHECK);
   fake_cuda_run();
-  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
-  assert_int_equal(d.reason, GS_R_CHECKING);
-  fake_cuda_run();
-  /* the program's data without the overflow: checked again, passes, serves */
+  /* the program's data without the overflow: this call reads the verdict
+   * and is checked itself; it passes, the next call is served */
   p.A[0] = a0, p.A[M] = a1;
   for (int j = 0; j < N; j++) p.B[j * K] = b0[j], p.B[1 + j * K] = b1[j];
   memcpy(p.C, p.h_C0, sizeof p.h_C0);
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_SELFCHECK);
   fake_cuda_run();
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_ROUTED);
   assert_int_equal(ours_launched, 3);   /* two checks, then serving */
@@ -550,6 +552,27 @@ static void test_an_inconclusive_check_then_a_clean_one_serves(void **s)
   static float want[M * N];
   expected(&p, 1, want);
   for (int i = 0; i < M * N; i++) assert_true(fabsf(p.C[i] - want[i]) <= 1e-5f);
+}
+
+/* An Inf in the operands: there a kernel holding FP64's kinds must match
+ * cuBLAS's, so a finite output where cuBLAS has Inf or NaN is a failure,
+ * not an overflow the check cannot judge. */
+static void test_a_mismatch_on_infinite_operands_fails_the_check(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 0.0f);
+  p.A[0] = INFINITY;
+  kernel_mode = RUN_FINITE_ONLY;
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  fake_cuda_run();
+  assert_false(isfinite(p.C[0]));
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK_FAILED);
+  assert_false(gs_variant_usable(&f32_variant, d.ctx));
+  fake_cuda_run();
 }
 
 static void test_each_layout_is_checked_before_it_serves(void **s)
@@ -1214,6 +1237,7 @@ int main(void)
     cmocka_unit_test_setup(test_failed_check_disables_the_kernel_on_that_context, setup),
     cmocka_unit_test_setup(test_overflow_in_cublas_leaves_the_check_inconclusive, setup),
     cmocka_unit_test_setup(test_an_inconclusive_check_then_a_clean_one_serves, setup),
+    cmocka_unit_test_setup(test_a_mismatch_on_infinite_operands_fails_the_check, setup),
     cmocka_unit_test_setup(test_each_layout_is_checked_before_it_serves, setup),
     cmocka_unit_test_setup(test_capture_before_the_check_forwards_and_touches_nothing, setup),
     cmocka_unit_test_setup(test_capture_query_failure_is_read_not_left_pending, setup),

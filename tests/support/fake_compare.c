@@ -12,6 +12,7 @@ typedef struct compare_work {
   gs_compare_type type;
   const void *x, *ref;
   int64_t ldx, ldr, m, n;
+  gs_compare_inputs in;
   gs_compare_result *out;
 } compare_work;
 
@@ -38,7 +39,7 @@ static float load(gs_compare_type type, const void *p, int64_t i)
 static void compare(void *arg)
 {
   const compare_work *w = arg;
-  gs_compare_result r = { 0, 0, 0, 0, 0, 0 };
+  gs_compare_result r = { 0, 0, 0, 0, 0, 0, 0 };
   for (int64_t j = 0; j < w->n; j++)
     for (int64_t i = 0; i < w->m; i++) {
       float x = load(w->type, w->x, i + j * w->ldx), y = load(w->type, w->ref, i + j * w->ldr);
@@ -55,6 +56,15 @@ static void compare(void *arg)
         r.max_abs = r.max_rel = INFINITY;
       }
     }
+  const gs_compare_inputs *in = &w->in;
+  for (int side = 0; side < 2; side++) {
+    const void *p = side ? in->b : in->a;
+    int64_t ld = side ? in->ldb : in->lda, rows = side ? in->b_rows : in->a_rows,
+            cols = side ? in->b_cols : in->a_cols;
+    for (int64_t j = 0; p && j < cols; j++)
+      for (int64_t i = 0; i < rows; i++) r.inputs_nonfinite += !isfinite(load(in->type, p, i + j * ld));
+  }
+  if (!in->a && !in->b) r.inputs_nonfinite = -1;   /* not scanned */
   *w->out = r;
 }
 
@@ -63,9 +73,14 @@ size_t gs_compare_scratch_bytes(void) { return 1000; }
 int gs_compare_preload(void) { return 0; }
 
 int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref, int64_t ldr,
-               int64_t m, int64_t n, void *partials, gs_compare_result *out, cudaStream_t stream)
+               int64_t m, int64_t n, const gs_compare_inputs *inputs, void *partials,
+               gs_compare_result *out, cudaStream_t stream)
 {
-  compare_work w = { type, x, ref, ldx, ldr, m, n, out };
-  const void *touches[] = { x, ref, partials, out };
-  return fake_launch(stream, compare, &w, sizeof w, touches, 4) == cudaSuccess ? 0 : -1;
+  compare_work w = { type, x, ref, ldx, ldr, m, n, { GS_CMP_F32, 0, 0, 0, 0, 0, 0, 0, 0 }, out };
+  if (inputs) w.in = *inputs;
+  const void *touches[] = { x, ref, partials, out, w.in.a, w.in.b };
+  return fake_launch(stream, compare, &w, sizeof w, touches, w.in.b ? 6 : w.in.a ? 5 : 4) ==
+                 cudaSuccess
+             ? 0
+             : -1;
 }
