@@ -42,9 +42,9 @@ static gs_gate settled(gs_decision *d, int state)
   return forward(d, state == GS_CHECK_FAILED ? GS_R_DISABLED : GS_R_CHECKING);
 }
 
-/* Said once per kernel: a check could not judge (on_class 0: it is made
- * again), or could not judge GS_CHECK_INCONCLUSIVE_MAX times (1: that class
- * stays with cuBLAS on the context). */
+/* Said once per kernel and kind: a check could not judge (given_up 0: it
+ * is made again), or could not judge GS_CHECK_INCONCLUSIVE_MAX times
+ * (given_up 1: that class stays with cuBLAS on the context). */
 static atomic_uchar said_inconclusive[GS_MAX_VARIANTS][2];
 
 static void say_inconclusive(const gs_variant *v, const gs_ctx *ctx, double outputs, int given_up)
