@@ -8,15 +8,17 @@
 #     data type: what bench/pdl_routes.py makes pdl rows from), the
 #     BF16x6 built-in route through the shim with the SM clock sampled
 #     beside the bench's (the bench-vs-program gap), the harnesses' cuBLAS
-#     gap on this GPU, compute-sanitizer memcheck (BF16x6; the decode
-#     kernels launched with PDL). Keeps the sweeps in /tmp/gs-keep.
+#     gap on this GPU, whether cuBLAS's FP32 algorithms share one Inf/NaN
+#     pattern (dev/sgemm_kinds), compute-sanitizer memcheck (BF16x6; the
+#     decode kernels launched with PDL). Keeps the sweeps in /tmp/gs-keep.
 #   phase 2 (the same machine, right after): a table of this GPU's
 #     validators, the pdl rows from phase 1 and the built-in rows; decode.py
 #     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
 #     and GEMMSHIM_PDL=0 against on: the log's routes); tune_under_shim
 #     (the launch column on a GPU); issue 20's 14 BF16 shapes tuned.
 # Binaries: sh tools/stage-device.sh build build-dev (GS_STAGE_SKIP for
-# the dev/ harnesses but dev/decode_pdl), then, carrying build-dev:
+# the dev/ harnesses but dev/decode_pdl and dev/sgemm_kinds), then,
+# carrying build-dev:
 #   bash tools/device-pending.sh 1     then at once     bash tools/device-pending.sh 2
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -59,6 +61,8 @@ if [ "$phase" = 1 ]; then
   for ctl in "" --fixed-bc; do
     rc_of "bench-gap${ctl}" 40 $B/tools/gemmshim-bench --kernel gemm_decode_bf16 --shapes bench/shapes/decode_gap.txt --after-producer $ctl --csv "$OUT/logs/bench-gap${ctl}.csv"
   done
+  # issue 21: do cuBLAS's own FP32 algorithms agree on Inf/NaN where sums overflow?
+  rc_of sgemm-kinds 60 $B/dev/sgemm_kinds/kinds
   SAN=/usr/local/cuda/bin/compute-sanitizer
   rc_of san-memcheck-bf16x6 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_f32_bf16x6 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
   rc_of san-memcheck-decode-pdl 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels

@@ -18,7 +18,7 @@ checks=$(cd "$src" && ls tests/gpu/check_* 2>/dev/null || true)
 for f in libgemmshim.so tools/gemmshim tools/gemmshim-report tools/gemmshim-bench \
          examples/cublas_client tests/gpu/reset_client $checks \
          dev/bf16_stage1/bitident dev/decode_split/sweep dev/decode_ring/ring dev/tc_probe/probe dev/bf16x6/bf16x6 \
-         dev/bf16x6/bf16x6-debug dev/decode_pdl/pdl; do
+         dev/bf16x6/bf16x6-debug dev/decode_pdl/pdl dev/sgemm_kinds/kinds; do
   p="$src/$f"
   [ -f "$p" ] && [ -x "$p" ] || continue
   case " ${GS_STAGE_SKIP:-} " in *" $f "*) continue ;; esac
