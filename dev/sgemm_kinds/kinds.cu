@@ -21,9 +21,13 @@
  * Prints one line per algorithm: outputs whose kind differs from
  * cublasSgemm's, and from FP64's. Exit 0 (a measurement, not a check), 77
  * without a GPU, 2 on a CUDA or cuBLAS error.
+ * --cpu: no GPU; on the same data, over the large outputs (the rows and
+ * columns holding the large entries), FP32 fused multiply-adds in K order
+ * and in reverse order against each other and against FP64 sums: how much
+ * the order alone moves the kinds.
  *
  * Build: make dev/sgemm_kinds/kinds in a build folder (make check builds
- * it). Run: BUILDDIR/dev/sgemm_kinds/kinds [m n k [seed]]. */
+ * it). Run: BUILDDIR/dev/sgemm_kinds/kinds [--cpu] [m n k [seed]]. */
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -69,14 +73,44 @@ static double uniform01()
   return (double)(rng_state >> 11) * 0x1p-53;
 }
 
+/* --cpu: K order, reverse order and FP64 over the large outputs. */
+static int on_cpu(const std::vector<float> &A, const std::vector<float> &B, int m, int n, int k,
+                  uint64_t seed)
+{
+  long outputs = 0, fwd_nf = 0, fp64_nf = 0, fwd_vs_64 = 0, rev_vs_64 = 0, fwd_vs_rev = 0;
+  for (int i = 0; i < m; i += 4)
+    for (int j = 0; j < n; j += 4) {
+      float fwd = 0, rev = 0;
+      double d = 0;
+      for (int l = 0; l < k; l++) {
+        fwd = fmaf(A[i + (size_t)l * m], B[l + (size_t)j * k], fwd);
+        d += (double)A[i + (size_t)l * m] * B[l + (size_t)j * k];
+      }
+      for (int l = k - 1; l >= 0; l--) rev = fmaf(A[i + (size_t)l * m], B[l + (size_t)j * k], rev);
+      outputs++;
+      fwd_nf += kind(fwd) != 0;
+      fp64_nf += kind(d) != 0;
+      fwd_vs_64 += kind(fwd) != kind(d);
+      rev_vs_64 += kind(rev) != kind(d);
+      fwd_vs_rev += kind(fwd) != kind(rev);
+    }
+  printf("# CPU emulation; m n k %d %d %d, seed %llu; the %ld outputs of the large rows and columns\n",
+         m, n, k, (unsigned long long)seed, outputs);
+  printf("fp32_k_order_nonfinite,fp64_nonfinite,k_order_vs_fp64,reverse_vs_fp64,k_order_vs_reverse\n");
+  printf("%ld,%ld,%ld,%ld,%ld\n", fwd_nf, fp64_nf, fwd_vs_64, rev_vs_64, fwd_vs_rev);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   int m = 512, n = 512, k = 2048;
   uint64_t seed = 1;
+  const bool cpu = argc > 1 && !strcmp(argv[1], "--cpu");
+  if (cpu) argc--, argv++;
   if (argc >= 4) m = atoi(argv[1]), n = atoi(argv[2]), k = atoi(argv[3]);
   if (argc >= 5) seed = strtoull(argv[4], nullptr, 10);
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+  if (!cpu && (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)) {
     printf("sgemm_kinds: no CUDA GPU\n");
     return 77;
   }
@@ -92,6 +126,7 @@ int main(int argc, char **argv)
       A[i + (size_t)hot[t] * m] = (uniform01() < 0.5 ? -1.0f : 1.0f) * 0x1p64f * (float)(1 + uniform01() / 4);
   for (int j = 0; j < n; j += 4)
     for (int t = 0; t < 8; t++) B[hot[t] + (size_t)j * k] = 0x1p63f * (float)(1 + uniform01() / 4);
+  if (cpu) return on_cpu(A, B, m, n, k, seed);
   std::vector<double> Ad(A.begin(), A.end()), Bd(B.begin(), B.end());
 
   float *dA, *dB, *dC;
