@@ -38,8 +38,24 @@ static struct {
 } devs[GS_MAX_DEVICES];
 static pthread_mutex_t choose_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* GEMMSHIM_PDL=0: the rows of a user's table (GEMMSHIM_TABLE, a cache
+ * file) measured with programmatic dependent launch hold nowhere; said when
+ * it is read, since the calls they would route may never reach a device's
+ * choice of table (their class's precheck finds no row). */
+static void say_pdl_rows_passed_over(const gs_route_table *t)
+{
+  if (!t || gs_config()->pdl) return;
+  size_t n = 0;
+  for (size_t i = 0; i < t->n_rows; i++) n += t->rows[i].needs_pdl;
+  if (n)
+    fprintf(stderr, "gemmshim: route table %s: %zu row%s measured with programmatic dependent "
+                    "launch passed over (GEMMSHIM_PDL=0)\n",
+            t->source, n, n == 1 ? "" : "s");
+}
+
 static void add(gs_route_table *t, const char *uuid, int is_default)
 {
+  if (!is_default) say_pdl_rows_passed_over(t);
   if (!t || n_cands >= sizeof cands / sizeof *cands) {
     gs_rt_free(t);
     return;

@@ -607,6 +607,47 @@ static void test_table_pdl_rows_hold_only_with_pdl(void **s)
   unlink(path);
 }
 
+/* Under GEMMSHIM_PDL=0 a user's table's pdl rows are passed over, and that
+ * is said once, when the table is read. */
+static void test_pdl_rows_passed_over_are_said(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  write_file(path, VALIDATORS
+             "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,"
+             "time_us,ratio,launch\n"
+             "gemm,f32,f32,f32,-,NT,-,2048,2048,2048,1,16,f32_test,-,1.1,pdl\n"
+             "gemm,f32,f32,f32,-,TT,-,2048,2048,2048,1,16,f32_test,-,1.1,pdl\n"
+             "gemm,f32,f32,f32,-,TN,-,2048,2048,2048,1,16,f32_test,-,1.1,plain\n");
+  setenv("GEMMSHIM_PDL", "0", 1);
+  use_table(path);
+  fake_launches_pdl = 1;
+  char said[] = "/tmp/gs-said-XXXXXX";
+  int fd = mkstemp(said);
+  assert_true(fd >= 0);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  gs_gemm nt = f32_call(); nt.trans_b = CUBLAS_OP_T;
+  assert_int_equal(route(nt), GS_R_NOT_TUNED);
+  assert_int_equal(route(nt), GS_R_NOT_TUNED);   /* said once */
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  char text[1024] = "";
+  ssize_t got = pread(fd, text, sizeof text - 1, 0);
+  close(fd);
+  unlink(said);
+  assert_true(got > 0);
+  char want[512];
+  snprintf(want, sizeof want, "gemmshim: route table %s: 2 rows measured with "
+           "programmatic dependent launch passed over (GEMMSHIM_PDL=0)\n", path);
+  assert_string_equal(text, want);
+  unsetenv("GEMMSHIM_PDL");
+  unsetenv("GEMMSHIM_TABLE");
+  unlink(path);
+}
+
 /* torchrun: each rank's device has its own table; one process with two
  * devices uses each device's file for that device's calls. */
 static void test_each_device_its_own_table(void **s)
@@ -914,6 +955,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup(test_routes_a_win, setup),
     cmocka_unit_test_setup(test_table_pdl_rows_hold_only_with_pdl, setup),
+    cmocka_unit_test_setup(test_pdl_rows_passed_over_are_said, setup),
     cmocka_unit_test_setup(test_bad_args, setup),
     cmocka_unit_test_setup(test_empty_problem, setup),
     cmocka_unit_test_setup(test_dtype_and_compute_type, setup),
