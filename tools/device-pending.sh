@@ -20,6 +20,9 @@
 # the dev/ harnesses but dev/decode_pdl and dev/sgemm_kinds), then,
 # carrying build-dev:
 #   bash tools/device-pending.sh 1     then at once     bash tools/device-pending.sh 2
+# or, with less device time, both in one call, each phase cut short by its
+# LIMIT (seconds; the steps are in order of need):
+#   LIMIT=330 bash tools/device-pending.sh 1; LIMIT=240 bash tools/device-pending.sh 2
 set -u
 cd "$(dirname "$0")/.." || exit 2
 phase=${1:?phase 1 or 2}
@@ -46,6 +49,10 @@ if [ "$phase" = 1 ]; then
   for run in 1 2; do for dt in bf16 f16; do
     rc_of "decode-$dt-run$run" 110 $B/tools/gemmshim-bench --kernel gemm_decode_$dt --shapes bench/shapes/decode.txt --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_$dt-after-producer-fixed-bc-run$run.csv"
   done; done
+  # for the next call on this machine (decode.py under a table with these rows)
+  mkdir -p /tmp/gs-keep && cp "$OUT"/gemm_decode_*-after-producer-fixed-bc-run*.csv /tmp/gs-keep/ 2>/dev/null
+  # issue 21: do cuBLAS's own FP32 algorithms agree on Inf/NaN where sums overflow?
+  rc_of sgemm-kinds 60 $B/dev/sgemm_kinds/kinds
   # BF16x6 by its built-in row: GEMMSHIM_FP32=tc, no FORCE; the log says who served
   # the SM clock and power while each runs (the bench-vs-program gap: does
   # the kernel run at a lower sustained clock alone than interleaved?)
@@ -61,13 +68,9 @@ if [ "$phase" = 1 ]; then
   for ctl in "" --fixed-bc; do
     rc_of "bench-gap${ctl}" 40 $B/tools/gemmshim-bench --kernel gemm_decode_bf16 --shapes bench/shapes/decode_gap.txt --after-producer $ctl --csv "$OUT/logs/bench-gap${ctl}.csv"
   done
-  # issue 21: do cuBLAS's own FP32 algorithms agree on Inf/NaN where sums overflow?
-  rc_of sgemm-kinds 60 $B/dev/sgemm_kinds/kinds
   SAN=/usr/local/cuda/bin/compute-sanitizer
   rc_of san-memcheck-bf16x6 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_f32_bf16x6 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
   rc_of san-memcheck-decode-pdl 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
-  # for the next call on this machine (decode.py under a table with these rows)
-  mkdir -p /tmp/gs-keep && cp "$OUT"/gemm_decode_*-after-producer-fixed-bc-run*.csv /tmp/gs-keep/ 2>/dev/null
 else
   # the table to try: this GPU's validators, the pdl rows from the last
   # call's after-producer sweeps (bench/pdl_routes.py), then the built-in rows
