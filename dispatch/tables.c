@@ -22,7 +22,7 @@ typedef struct candidate {
   int is_default;
 } candidate;
 
-static candidate cands[MAX_CACHE_FILES + 1];
+static candidate cands[MAX_CACHE_FILES + 8];   /* and the built-in tables */
 static size_t n_cands;
 static int user_table;          /* GEMMSHIM_TABLE: that table alone */
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
@@ -102,9 +102,10 @@ static void load_all(void)
     return;
   }
   if (cfg->cache_dir[0]) load_cache(cfg->cache_dir);
-  add(gs_rt_parse(gs_default_routes, strlen(gs_default_routes), "(built-in defaults)",
-                  gs_variants, gs_n_variants, stderr),
-      "", 1);
+  for (size_t i = 0; i < gs_n_default_route_tables; i++)
+    add(gs_rt_parse(gs_default_route_tables[i], strlen(gs_default_route_tables[i]),
+                    "(built-in defaults)", gs_variants, gs_n_variants, stderr),
+        "", 1);
 }
 
 /* The kernels some row of some table names, found once the tables are
@@ -267,6 +268,11 @@ static void choose(int dev)
   } else {
     for (size_t i = 0; i < n_cands && !c; i++)
       if (!cands[i].is_default && !strcmp(cands[i].uuid, id->uuid)) c = &cands[i];
+    /* the built-in table measured on a GPU of this name, else the first */
+    for (size_t i = 0; i < n_cands && !defaults; i++)
+      if (cands[i].is_default && cands[i].t->has[GS_V_GPU_NAME] &&
+          !strcmp(cands[i].t->value[GS_V_GPU_NAME], id->gpu_name))
+        defaults = &cands[i];
     for (size_t i = 0; i < n_cands && !defaults; i++)
       if (cands[i].is_default) defaults = &cands[i];
     if (!c) c = defaults;

@@ -35,9 +35,12 @@ int gs_tables_name(const gs_variant *v);
 /* The table a device uses (NULL: none), choosing it if not yet chosen. */
 const gs_route_table *gs_tables_for_device(int device);
 
-/* The built-in defaults' text (the routing policy, routes.c; unit tests
- * link their own). */
-extern const char gs_default_routes[];
+/* The built-in defaults: one table's text per GPU they were measured on
+ * (the routing policy, routes.c; unit tests link their own). A device uses
+ * the one whose gpu_name validator is its name, else the first (whose
+ * validators then refuse it, said once). */
+extern const char *const gs_default_route_tables[];
+extern const size_t gs_n_default_route_tables;
 
 /* Forget every table (tests only; not while calls run). */
 void gs_tables_reset(void);

@@ -648,6 +648,22 @@ static void test_pdl_rows_passed_over_are_said(void **s)
   unlink(path);
 }
 
+/* Several built-in tables: a device uses the one measured on a GPU of its
+ * name. */
+static void test_the_built_in_table_of_this_gpus_name(void **s)
+{
+  (void)s;
+  gs_gemm tt = f32_call(); tt.trans_a = tt.trans_b = CUBLAS_OP_T;
+  tt.m = tt.n = tt.k = 3072; tt.lda = tt.ldb = tt.ldc = tt.ldd = 3072;
+  gs_gemm nn = f32_call();
+  assert_int_equal(route(tt), GS_R_NOT_TUNED);     /* the H200's: no such row */
+  assert_int_equal(route(nn), GS_R_ROUTED);
+  strcpy(fake_identity.gpu_name, "Fake H100");
+  gs_tables_reset();
+  assert_int_equal(route(tt), GS_R_ROUTED);        /* its own table's row */
+  assert_int_equal(route(nn), GS_R_NOT_TUNED);     /* not the H200's rows */
+}
+
 /* torchrun: each rank's device has its own table; one process with two
  * devices uses each device's file for that device's calls. */
 static void test_each_device_its_own_table(void **s)
@@ -956,6 +972,7 @@ int main(void)
     cmocka_unit_test_setup(test_routes_a_win, setup),
     cmocka_unit_test_setup(test_table_pdl_rows_hold_only_with_pdl, setup),
     cmocka_unit_test_setup(test_pdl_rows_passed_over_are_said, setup),
+    cmocka_unit_test_setup(test_the_built_in_table_of_this_gpus_name, setup),
     cmocka_unit_test_setup(test_bad_args, setup),
     cmocka_unit_test_setup(test_empty_problem, setup),
     cmocka_unit_test_setup(test_dtype_and_compute_type, setup),

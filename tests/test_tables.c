@@ -214,15 +214,35 @@ static void test_each_type_is_accepted_by_its_kernel(void **s)
   }
 }
 
-/* The built-in route table: it parses without a bad line, its validators
- * are this build's (a kernel-table change means measuring again, or at
- * least saying so here), and every row routes a kernel whose class holds
- * some call of the row's box. */
-static void test_default_table(void **s)
+static void check_default_table(const char *text);
+
+/* The built-in route tables: each parses without a bad line, its
+ * validators are this build's (a kernel-table change means measuring
+ * again, or at least saying so here), no two are for one GPU, and every
+ * row routes a kernel whose class holds some call of the row's box. */
+static void test_default_tables(void **s)
 {
   (void)s;
-  gs_route_table *t = gs_rt_parse(gs_default_routes, strlen(gs_default_routes), "defaults",
-                                  gs_variants, gs_n_variants, stderr);
+  assert_true(gs_n_default_route_tables >= 1);
+  for (size_t d = 0; d < gs_n_default_route_tables; d++) {
+    const char *text = gs_default_route_tables[d];
+    print_message("built-in table %zu\n", d);
+    check_default_table(text);
+    for (size_t e = 0; e < d; e++) {
+      gs_route_table *x = gs_rt_parse(text, strlen(text), "a", gs_variants, gs_n_variants, NULL);
+      gs_route_table *y = gs_rt_parse(gs_default_route_tables[e], strlen(gs_default_route_tables[e]),
+                                      "b", gs_variants, gs_n_variants, NULL);
+      assert_string_not_equal(x->value[GS_V_GPU_NAME], y->value[GS_V_GPU_NAME]);
+      gs_rt_free(x);
+      gs_rt_free(y);
+    }
+  }
+}
+
+static void check_default_table(const char *text)
+{
+  gs_route_table *t = gs_rt_parse(text, strlen(text), "defaults", gs_variants, gs_n_variants,
+                                  stderr);
   assert_non_null(t);
   assert_int_equal(t->n_bad, 0);
   char hash[17];
@@ -348,7 +368,7 @@ static void test_n_max_bounds_the_class(void **s)
 static void test_default_rows_of_each_opt_in(void **s)
 {
   (void)s;
-  gs_route_table *t = gs_rt_parse(gs_default_routes, strlen(gs_default_routes), "defaults",
+  gs_route_table *t = gs_rt_parse(gs_default_route_tables[0], strlen(gs_default_route_tables[0]), "defaults",
                                   gs_variants, gs_n_variants, stderr);
   assert_non_null(t);
   static const struct { int64_t m, n, k; int ta, tb; int fast_row; } calls[] = {
@@ -452,7 +472,7 @@ int main(void)
     cmocka_unit_test(test_every_kernel_has_one_route),
     cmocka_unit_test(test_fields_make_sense),
     cmocka_unit_test(test_each_type_is_accepted_by_its_kernel),
-    cmocka_unit_test(test_default_table),
+    cmocka_unit_test(test_default_tables),
     cmocka_unit_test(test_table_never_accepts_what_the_launcher_refuses),
     cmocka_unit_test(test_n_max_bounds_the_class),
     cmocka_unit_test(test_k_min_bounds_the_class),

@@ -139,7 +139,7 @@ const size_t gs_n_routes = 4;
  * and k in 1024..8192, the other two everywhere in their class. Its
  * validators are fake_identity's (fake_gpu.c) and what the real gpu.c
  * reads from the stand-in runtime (fake_cudart.c). */
-const char gs_default_routes[] =
+static const char h200_routes[] =
   "Validator,gpu_name,NVIDIA H200\n"
   "Validator,compute_capability,9.0\n"
   "Validator,sm_count,132\n"
@@ -151,3 +151,18 @@ const char gs_default_routes[] =
   "*,f32,f32,f32,*,NN,*,1024-8192,1024-8192,1024-8192,*,*,f32_test,-,1.5\n"
   "*,f32,f32,f32,*,TN,*,1024-8192,1024-8192,1024-8192,*,*,f32_test,-,1.5\n"
   "*,bf16,bf16,*,*,*,*,*,*,*,*,*,bf16_test,-,1.5\n";
+
+/* A second built-in table, for a GPU named "Fake H100" (tests set
+ * fake_identity.gpu_name): f32_test routed on TT 3072^3 alone. */
+static const char fake_h100_routes[] =
+  "Validator,gpu_name,Fake H100\n"
+  "Validator,compute_capability,9.0\n"
+  "Validator,sm_count,132\n"
+  "Validator,cublas_version,13.1.0\n"
+  "Validator,shim_version," PACKAGE_VERSION "\n"
+  "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
+  "gemm,f32,f32,f32,-,TT,-,3072,3072,3072,1,16,f32_test,-,1.5\n";
+
+const char *const gs_default_route_tables[] = { h200_routes, fake_h100_routes };
+const size_t gs_n_default_route_tables = 2;
