@@ -55,6 +55,9 @@ int gs_output_elem_bytes(const gs_gemm *g);
  * gs_output_elem_bytes is nonzero. */
 int gs_output_compare_type(const gs_gemm *g);
 
+/* The gs_compare_type of a cudaDataType; -1 for one it cannot compare. */
+int gs_compare_type_of(int type);
+
 /* The layout for g, given the compare kernel's partial bytes; cublas_writes:
  * the copy is written by cuBLAS (A/B use mode) rather than by our kernel.
  * -1 when the output cannot be compared (its type). */

@@ -23,10 +23,18 @@ int gs_output_elem_bytes(const gs_gemm *g)
   return out == CUDA_R_32F ? 4 : out == CUDA_R_16BF || out == CUDA_R_16F ? 2 : 0;
 }
 
+int gs_compare_type_of(int type)
+{
+  return type == CUDA_R_32F    ? GS_CMP_F32
+         : type == CUDA_R_16BF ? GS_CMP_BF16
+         : type == CUDA_R_16F  ? GS_CMP_F16
+                               : -1;
+}
+
 int gs_output_compare_type(const gs_gemm *g)
 {
-  int out = g->is_lt ? g->d_type : g->c_type;
-  return out == CUDA_R_16BF ? GS_CMP_BF16 : out == CUDA_R_16F ? GS_CMP_F16 : GS_CMP_F32;
+  int t = gs_compare_type_of(g->is_lt ? g->d_type : g->c_type);
+  return t < 0 ? GS_CMP_F32 : t;
 }
 
 int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writes,

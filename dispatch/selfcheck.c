@@ -189,11 +189,7 @@ static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a,
   /* a kernel holding FP64's Inf/NaN: the operands scanned too, so that an
    * Inf/NaN difference can be put down to SGEMM's overflow only where they
    * hold none (gs_selfcheck_judge) */
-  int in_type = g->a_type != g->b_type      ? -1
-                : g->a_type == CUDA_R_32F  ? GS_CMP_F32
-                : g->a_type == CUDA_R_16BF ? GS_CMP_BF16
-                : g->a_type == CUDA_R_16F  ? GS_CMP_F16
-                                           : -1;
+  int in_type = g->a_type == g->b_type ? gs_compare_type_of(g->a_type) : -1;
   gs_compare_inputs in = { (gs_compare_type)in_type,
                            a->A, a->lda, a->trans_a ? a->k : a->m, a->trans_a ? a->m : a->k,
                            a->B, a->ldb, a->trans_b ? a->n : a->k, a->trans_b ? a->k : a->n };

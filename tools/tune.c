@@ -391,13 +391,11 @@ static int row_cmp(const void *a, const void *b)
   return key_cmp(&((const row *)a)->key, &((const row *)b)->key);
 }
 
-#define TABLE_HEADER \
-  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo," \
-  "launch"
 /* What an earlier tune wrote (no launch column): its kernel rows do not say
  * whether they were measured with programmatic dependent launch. */
 #define TABLE_HEADER_NO_LAUNCH \
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo"
+#define TABLE_HEADER TABLE_HEADER_NO_LAUNCH ",launch"
 #define TABLE_NOTE                                                                          \
   "# gemmshim tune: each call timed in two passes, interleaved with cuBLAS on rotated "     \
   "inputs; a kernel routed only at max(1.02, 1 + noise) x cuBLAS or better in both, noise " \
