@@ -15,7 +15,9 @@ an n between two measured ones wins only where both do. The rows printed:
   it.
 
   pdl_routes.py --kernel gemm_decode_bf16 --dtype bf16 \
-      --plain dispatch/routes.c RUN1.csv RUN2.csv
+      --plain dispatch/routes.c --gpu "NVIDIA H200" RUN1.csv RUN2.csv
+  pdl_routes.py --print-plain --plain dispatch/routes.c --gpu "NVIDIA H200"
+      (that table's plain rows, with launch plain)
 (--plain: a file whose lines hold the table's rows, C string literals
 allowed; only the kernel's rows are read.) The rows printed are for a
 table whose header ends in route,time_us,ratio,launch."""
@@ -47,20 +49,31 @@ def parse_range(s):
     return (int(lo), int(hi or lo))
 
 
-def plain_rows(path, kernel, dtype):
-    """(layout, m range, n range, k range) of the rows that route kernel."""
-    out = []
+def table_lines(path, gpu=None):
+    """The lines of the tables in a file (C string literals, "...\\n", the
+    last followed by ;, or bare lines); with gpu, only those of the table
+    whose gpu_name validator is gpu (a table starts at its first one)."""
+    mine = gpu is None
     with open(path) as f:
         for line in f:
-            # a C string literal ("...\n", the last one followed by ;) or a bare row
             texts = re.findall(r'"([^"]*?)(?:\\n)?"', line) if '"' in line else [line.strip()]
             for text in texts:
-                fld = text.split(",")
-                if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel or fld[-1] == "pdl":
-                    continue
-                if float(fld[14]) < MIN_RATIO:
-                    continue
-                out.append((fld[5], parse_range(fld[7]), parse_range(fld[8]), parse_range(fld[9])))
+                if text.startswith("Validator,gpu_name,"):
+                    mine = gpu is None or text == "Validator,gpu_name," + gpu
+                if mine:
+                    yield text
+
+
+def plain_rows(path, kernel, dtype, gpu=None):
+    """(layout, m range, n range, k range) of the rows that route kernel."""
+    out = []
+    for text in table_lines(path, gpu):
+        fld = text.split(",")
+        if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel or fld[-1] == "pdl":
+            continue
+        if float(fld[14]) < MIN_RATIO:
+            continue
+        out.append((fld[5], parse_range(fld[7]), parse_range(fld[8]), parse_range(fld[9])))
     return out
 
 
@@ -87,15 +100,26 @@ def runs_of(ns):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--kernel", required=True)
-    p.add_argument("--dtype", required=True)
+    p.add_argument("--kernel")
+    p.add_argument("--dtype")
     p.add_argument("--plain", required=True)
-    p.add_argument("runs", nargs=2)
+    p.add_argument("--gpu", help="read only the table of --plain whose gpu_name is this")
+    p.add_argument("--print-plain", action="store_true",
+                   help="print that table's rows without launch pdl, as plain rows, and stop")
+    p.add_argument("runs", nargs="*")
     a = p.parse_args()
+    if a.print_plain:
+        for text in table_lines(a.plain, a.gpu):
+            fld = text.split(",")
+            if len(fld) >= 15 and not text.startswith(("Validator,", "entry,")) and fld[-1] != "pdl":
+                print(text if fld[-1] == "plain" else text + ",plain")
+        return
+    if not a.kernel or not a.dtype or len(a.runs) != 2:
+        p.error("--kernel, --dtype and two runs are needed")
     r1, r2 = read_run(a.runs[0]), read_run(a.runs[1])
     if set(r1) != set(r2):
         sys.exit("the two runs measured different shapes")
-    plain = plain_rows(a.plain, a.kernel, a.dtype)
+    plain = plain_rows(a.plain, a.kernel, a.dtype, a.gpu)
     prefix = f"*,{a.dtype},{a.dtype},{a.dtype},32f"
     weights = sorted({(lay, m, k) for lay, m, k, _ in r1}, key=lambda w: (w[1] * w[2], w[1], w[0]))
     for lay, m, k in weights:

@@ -73,15 +73,17 @@ if [ "$phase" = 1 ]; then
   rc_of san-memcheck-decode-pdl 70 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
 else
   # the table to try: this GPU's validators, the pdl rows from the last
-  # call's after-producer sweeps (bench/pdl_routes.py), then the built-in rows
+  # call's after-producer sweeps (bench/pdl_routes.py), then the plain rows
+  # of this GPU's built-in table
   T=$OUT/table-decode-pdl.csv
   { $B/tools/gemmshim-bench --identity | grep '^Validator,'
     echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch"
     for dt in bf16 f16; do
       python3 bench/pdl_routes.py --kernel gemm_decode_$dt --dtype $dt --plain dispatch/routes.c \
-        $K/gemm_decode_$dt-after-producer-fixed-bc-run1.csv $K/gemm_decode_$dt-after-producer-fixed-bc-run2.csv
+        --gpu "$gpu" $K/gemm_decode_$dt-after-producer-fixed-bc-run1.csv \
+        $K/gemm_decode_$dt-after-producer-fixed-bc-run2.csv
     done
-    python3 -c 'import re,sys; t=open("dispatch/routes.c").read(); b=t[t.index("gs_default_routes[]"):]; rows=re.findall(r"\"([^\"]*)\\n\"", b); print("\n".join(r + ",plain" for r in rows if not r.startswith(("Validator,","entry,"))))'
+    python3 bench/pdl_routes.py --print-plain --plain dispatch/routes.c --gpu "$gpu"
   } > $T 2> $OUT/logs/table-make.err
   echo "table: $(grep -c ',pdl$' $T) pdl rows, $(wc -l < $T) lines" >> "$SUM"
   # the routes a program gets: decode.py teacher-forced and timed, by the table's rows
