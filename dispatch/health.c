@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "config.h"
+
 int gs_variant_index(const gs_variant *v)
 {
   for (size_t i = 0; i < gs_n_variants && i < GS_MAX_VARIANTS; i++)
@@ -25,3 +27,21 @@ void gs_variant_disable(const gs_variant *v, gs_ctx *ctx, const char *why)
                     "cuBLAS\n",
             v->name, ctx->device, (unsigned long long)ctx->id, why);
 }
+
+static atomic_int pdl_refused;
+
+int gs_pdl_usable(void)
+{
+  return gs_config()->pdl && !atomic_load_explicit(&pdl_refused, memory_order_relaxed);
+}
+
+void gs_pdl_refused(const gs_variant *v, long long m, long long n, long long k)
+{
+  if (!atomic_exchange(&pdl_refused, 1))
+    fprintf(stderr, "gemmshim: kernel %s could not launch a %lldx%lldx%lld call with programmatic "
+                    "dependent launch but could without it; kernels launch without it from now "
+                    "on, and route-table rows measured with it are passed over\n",
+            v->name, m, n, k);
+}
+
+void gs_pdl_forget_refusal(void) { atomic_store(&pdl_refused, 0); }

@@ -32,7 +32,7 @@ gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
   a.beta_dev = a.scalars_on_device ? (const float *)g->beta : NULL;
   a.bias = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS ? g->bias : NULL;
   a.stream = (cudaStream_t)g->stream;
-  a.no_pdl = !gs_config()->pdl;
+  a.no_pdl = !gs_pdl_usable();
   a.sm_limit = g->sm_count_target > 0 ? g->sm_count_target : 0;
   a.device = d->device;
   a.ctx_id = d->ctx ? d->ctx->id : 0;
@@ -52,11 +52,26 @@ static int pool_ready(gs_ctx *ctx)
   return ok;
 }
 
+/* A launch with programmatic dependent launch that the runtime refused
+ * while the same launch without it works (a driver or stream that cannot
+ * take the attribute): nothing was enqueued, so the call is served plainly,
+ * and PDL is off for the process from then on (health.h). */
+static gs_kstatus launch(const gs_variant *v, const gs_kernel_args *a)
+{
+  gs_kstatus st = v->launch(a);
+  if (st != GS_K_LAUNCH_FAILED || a->no_pdl || !v->launches_pdl || !v->launches_pdl()) return st;
+  gs_kernel_args plain = *a;
+  plain.no_pdl = 1;
+  st = v->launch(&plain);
+  if (st == GS_K_OK) gs_pdl_refused(v, a->m, a->n, a->k);
+  return st;
+}
+
 static gs_kstatus run(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a)
 {
   const gs_variant *v = d->variant;
   if (v->runs_cublaslt) return d->lt_algo ? gs_lt_run(g, d->lt_algo, a) : GS_K_UNSUPPORTED;
-  if (!v->scratch_bytes) return v->launch(a);
+  if (!v->scratch_bytes) return launch(v, a);
   /* scratch from the context's stream-ordered pool, given back in stream
    * order after the launch's work (a launch that failed enqueued nothing
    * that uses it). Not while the stream captures: the allocation would
@@ -64,12 +79,12 @@ static gs_kstatus run(const gs_gemm *g, const gs_decision *d, const gs_kernel_ar
    * one executable instance at a time (a program's second
    * cudaGraphInstantiate would fail): such calls go to cuBLAS. */
   size_t bytes = v->scratch_bytes(a);
-  if (!bytes) return v->launch(a);   /* none for this call */
+  if (!bytes) return launch(v, a);   /* none for this call */
   gs_kernel_args with = *a;
   if (!d->ctx || gs_gpu_stream_capturing(a->stream) || !pool_ready(d->ctx) ||
       gs_scratch_try(d->ctx, bytes, a->stream, &with.scratch) != 0)
     return GS_K_NO_SCRATCH;
-  gs_kstatus st = v->launch(&with);
+  gs_kstatus st = launch(v, &with);
   gs_relaxed r;   /* as the allocation: another thread may be capturing */
   gs_relax(&r);
   gs_scratch_put(with.scratch, a->stream);

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "context.h"
 #include "gpu.h"
+#include "health.h"
 
 #define MAX_CACHE_FILES 256   /* a shared home of many nodes' GPUs */
 #define CACHE_PREFIX "routes-"
@@ -196,7 +197,7 @@ static void remember(verdict_slot *s, const gs_rt_key *k, const gs_variant *v, i
  * measured so hold only then. */
 static int launches_pdl(const gs_variant *v)
 {
-  return gs_config()->pdl && v->launches_pdl && v->launches_pdl();
+  return gs_pdl_usable() && v->launches_pdl && v->launches_pdl();
 }
 
 /* One table's verdict on a key for kernel v. */

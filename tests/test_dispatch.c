@@ -76,9 +76,10 @@ static cudaError_t enqueue_gemm(cudaStream_t s, const gemm_work *w)
 /* ---- our kernel --------------------------------------------------------- */
 
 enum { RUN_OK, RUN_REFUSE, RUN_FAIL_FIRST, RUN_FAIL_SECOND, RUN_WRONG, RUN_IN_DOUBLE,
-       RUN_FINITE_ONLY };
+       RUN_FINITE_ONLY, RUN_FAIL_WITH_PDL, RUN_FAIL_ALWAYS };
 static int kernel_mode;
 static int ours_launched;
+static int launches_tried, last_no_pdl;
 
 static void nothing(void *arg) { (void)arg; }
 
@@ -90,13 +91,17 @@ static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
 {
   (void)v;
   last_scratch = a->scratch;
+  launches_tried++;
+  last_no_pdl = a->no_pdl;
   if (kernel_mode == RUN_REFUSE) return GS_K_UNSUPPORTED;
   gemm_work w = { a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd, a->trans_a, a->trans_b,
                   a->A, a->B, a->C, a->bias, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
                   kernel_mode == RUN_WRONG, kernel_mode == RUN_IN_DOUBLE,
                   kernel_mode == RUN_FINITE_ONLY };
   gs_launch_begin();
-  if (kernel_mode == RUN_FAIL_FIRST) fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);
+  if (kernel_mode == RUN_FAIL_FIRST || kernel_mode == RUN_FAIL_ALWAYS ||
+      (kernel_mode == RUN_FAIL_WITH_PDL && fake_launches_pdl && !a->no_pdl))
+    fake_cuda_fail_next("launch", cudaErrorNotSupported);
   (void)enqueue_gemm(a->stream, &w);
   if (a->scratch) {   /* work that uses the scratch: dead if it was freed before it ran */
     const void *uses[] = { a->scratch };
@@ -266,6 +271,9 @@ static int setup(void **s)
   pointer_mode = 0;
   kernel_mode = RUN_OK;
   ours_launched = cublas_calls = 0;
+  launches_tried = last_no_pdl = 0;
+  fake_launches_pdl = 0;
+  gs_pdl_forget_refusal();
   fake_variant_launch = test_launch;
   setenv("GEMMSHIM_FORCE", "f32_test", 1);
   unsetenv("GEMMSHIM_AB");
@@ -407,6 +415,91 @@ static void test_first_launch_failing_forwards_and_disables(void **s)
   kernel_mode = RUN_OK;
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   assert_int_equal(d.reason, GS_R_DISABLED);
+}
+
+/* stderr while f runs, into text. */
+static void stderr_of(void (*f)(void *), void *arg, char *text, size_t size)
+{
+  char path[] = "/tmp/gs-said-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  fflush(stderr);
+  int saved = dup(2);
+  dup2(fd, 2);
+  f(arg);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  ssize_t got = pread(fd, text, size - 1, 0);
+  text[got > 0 ? got : 0] = 0;
+  close(fd);
+  unlink(path);
+}
+
+static void two_served_calls(void *arg)
+{
+  problem *p = arg;
+  for (int i = 0; i < 2; i++) {
+    memcpy(p->C, p->h_C0, sizeof p->h_C0);
+    gs_decision d;
+    int before = cublas_calls;
+    assert_int_equal(call(blas_call(p), &d), CUBLAS_STATUS_SUCCESS);
+    fake_cuda_run();
+    assert_int_equal(d.reason, GS_R_ROUTED);
+    assert_int_equal(cublas_calls, before);
+    assert_true(c_is(p, 1));                /* our kernel's result, once */
+    assert_true(gs_variant_usable(&f32_variant, d.ctx));
+  }
+}
+
+/* A kernel whose launch with programmatic dependent launch the runtime
+ * refuses, where the same launch without it works: the call is served
+ * plainly, PDL is off for the process from then on (said once), the
+ * kernel keeps serving. */
+static void test_a_refused_pdl_launch_is_served_plainly(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.25f, 0.5f);
+  until_served(&p);
+  fake_launches_pdl = 1;
+  kernel_mode = RUN_FAIL_WITH_PDL;
+  launches_tried = ours_launched = 0;
+  char text[1024];
+  stderr_of(two_served_calls, &p, text, sizeof text);
+  /* the first call: with PDL (refused), then plainly; the second plainly */
+  assert_int_equal(launches_tried, 3);
+  assert_int_equal(ours_launched, 2);
+  assert_int_equal(last_no_pdl, 1);
+  assert_false(gs_pdl_usable());
+  assert_string_equal(text, "gemmshim: kernel f32_test could not launch a 128x128x32 call with "
+                            "programmatic dependent launch but could without it; kernels launch "
+                            "without it from now on, and route-table rows measured with it are "
+                            "passed over\n");
+  assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+}
+
+/* Where the plain launch fails as well, the failure is the kernel's: it
+ * is disabled as any failed launch, the call goes to cuBLAS, and PDL stays
+ * on. */
+static void test_a_launch_failing_with_and_without_pdl_disables_the_kernel(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 1.0f);
+  until_served(&p);
+  fake_launches_pdl = 1;
+  kernel_mode = RUN_FAIL_ALWAYS;
+  launches_tried = 0;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_LAUNCH_FAILED);
+  assert_int_equal(launches_tried, 2);
+  assert_true(c_is(&p, 1));                 /* cuBLAS's result, once */
+  assert_false(gs_variant_usable(&f32_variant, d.ctx));
+  assert_true(gs_pdl_usable());
 }
 
 static void test_later_kernel_failing_returns_execution_failed_without_cublas(void **s)
@@ -1232,6 +1325,8 @@ int main(void)
     cmocka_unit_test_setup(test_kernels_that_fail_to_load_are_disabled, setup_cold),
     cmocka_unit_test_setup(test_stale_error_does_not_make_a_served_call_run_twice, setup),
     cmocka_unit_test_setup(test_first_launch_failing_forwards_and_disables, setup),
+    cmocka_unit_test_setup(test_a_refused_pdl_launch_is_served_plainly, setup),
+    cmocka_unit_test_setup(test_a_launch_failing_with_and_without_pdl_disables_the_kernel, setup),
     cmocka_unit_test_setup(test_later_kernel_failing_returns_execution_failed_without_cublas, setup),
     cmocka_unit_test_setup(test_first_call_checks_without_waiting, setup),
     cmocka_unit_test_setup(test_failed_check_disables_the_kernel_on_that_context, setup),

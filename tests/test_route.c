@@ -603,6 +603,12 @@ static void test_table_pdl_rows_hold_only_with_pdl(void **s)
   unsetenv("GEMMSHIM_PDL");
   gs_config_reload();
   assert_int_equal(route(nt), GS_R_ROUTED);
+  /* a launch with PDL refused in this process (health.h): the same */
+  gs_pdl_refused(&f32_variant, 2048, 2048, 2048);
+  assert_int_equal(route(nt), GS_R_TUNED_CUBLAS);
+  assert_int_equal(route(tt), GS_R_NOT_TUNED);
+  gs_pdl_forget_refusal();
+  assert_int_equal(route(nt), GS_R_ROUTED);
   unsetenv("GEMMSHIM_TABLE");
   unlink(path);
 }
