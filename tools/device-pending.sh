@@ -20,6 +20,9 @@
 # the dev/ harnesses but dev/decode_pdl and dev/sgemm_kinds), then,
 # carrying build-dev:
 #   bash tools/device-pending.sh 1     then at once     bash tools/device-pending.sh 2
+# GS_SKIP="decode- sgemm-kinds ..." leaves out the steps whose names start
+# so; GS_KEEP_FROM=DIR gives phase 2 the sweeps of an earlier run (a GPU
+# measured before: its sweeps are in bench/results/).
 # or, with less device time, both in one call, each phase cut short by its
 # LIMIT (seconds; the steps are in order of need):
 #   LIMIT=330 bash tools/device-pending.sh 1; LIMIT=240 bash tools/device-pending.sh 2
@@ -32,6 +35,9 @@ B=$PWD/build-dev
 export GS_SRCDIR=$PWD GS_BUILDDIR=$B GS_SHIM=$B/libgemmshim.so
 SUM=$OUT/summary.txt
 rc_of() { local name=$1 lim=$2; shift 2
+  local skip; for skip in ${GS_SKIP:-}; do
+    case $name in "$skip"*) echo "$name skipped (GS_SKIP)" >> "$SUM"; return ;; esac
+  done
   local left=$((LIMIT - (SECONDS - T0)))
   [ "$lim" -gt "$left" ] && lim=$left
   if [ "$lim" -le 5 ]; then echo "$name skipped (no time left)" >> "$SUM"; return; fi
@@ -75,6 +81,8 @@ else
   # the table to try: this GPU's validators, the pdl rows from the last
   # call's after-producer sweeps (bench/pdl_routes.py), then the plain rows
   # of this GPU's built-in table
+  # sweeps kept from an earlier run of this GPU (GS_KEEP_FROM=bench/results/...)
+  [ -n "${GS_KEEP_FROM:-}" ] && mkdir -p $K && cp -n "$GS_KEEP_FROM"/gemm_decode_*-after-producer-fixed-bc-run*.csv $K/
   T=$OUT/table-decode-pdl.csv
   { $B/tools/gemmshim-bench --identity | grep '^Validator,'
     echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch"
