@@ -22,7 +22,10 @@ Modes:
   (default)               per batch size: prefill a random prompt, decode
                           --steps tokens greedily; median step time eager and
                           replayed from a CUDA graph; GEMM GPU time per step
-                          from torch.profiler; a table (and --json).
+                          from torch.profiler (the kernels' durations, and
+                          their exclusive time: without the wait of a kernel
+                          launched with programmatic dependent launch for the
+                          one before it); a table (and --json).
   --teacher-forced OUT    feed a fixed token sequence (made here, or read from
                           --tokens FILE, a previous OUT) and save every step's
                           logits (float32) and greedy argmax to OUT.
@@ -300,9 +303,69 @@ def is_gemm_kernel(name):
     return any(part in n for part in GEMM_NAME_PARTS)
 
 
+# The device activity of a Chrome trace (torch.profiler's export).
+DEVICE_TRACE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def device_events(trace):
+    """(stream, start_us, dur_us, name) of each device event in a Chrome
+    trace (a dict as torch.profiler's export_chrome_trace writes it)."""
+    out = []
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") != "X" or e.get("cat") not in DEVICE_TRACE_CATS:
+            continue
+        args = e.get("args") or {}
+        stream = (args.get("device"), args.get("stream"))
+        out.append((stream, float(e["ts"]), float(e.get("dur", 0.0)), e.get("name", "")))
+    return out
+
+
+def exclusive_us(events):
+    """[(name, dur_us, exclusive_us)] for events (stream, start_us, dur_us,
+    name): an event's exclusive time is the part of its span that no
+    earlier event of its stream still covers, how much later the stream is
+    done because of it. A kernel launched with programmatic dependent
+    launch starts while the kernel before it runs and waits for it; the
+    profiler counts that wait in its duration, the exclusive time does not
+    (it stays with the kernel that was running). Events of one stream that
+    never overlap: exclusive == duration."""
+    by_stream = {}
+    for ev in events:
+        by_stream.setdefault(ev[0], []).append(ev)
+    out = []
+    for evs in by_stream.values():
+        evs.sort(key=lambda e: (e[1], e[1] + e[2]))
+        busy_until = -math.inf
+        for _, start, dur, name in evs:
+            end = start + dur
+            out.append((name, dur, max(0.0, end - max(start, busy_until))))
+            busy_until = max(busy_until, end)
+    return out
+
+
+def gemm_exclusive_us(prof):
+    """The GEMM kernels' exclusive time (exclusive_us) in a finished
+    profile, or None where its trace cannot be had."""
+    import os
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    except Exception as e:  # an old or odd profiler: the duration stays
+        print("note: no exclusive GEMM time (the profiler's trace: %s)" % e, file=sys.stderr)
+        return None
+    finally:
+        os.unlink(path)
+    return sum(ex for name, _, ex in exclusive_us(device_events(trace)) if is_gemm_kernel(name))
+
+
 def profile_gemm_time(torch, model, steps):
     """GEMM kernel time per decode step (us), from `steps` eager steps under
-    torch.profiler; plus {kernel name: [calls, us]} for GEMMs and others."""
+    torch.profiler; plus {kernel name: [calls, us]} for GEMMs and others,
+    and the GEMM kernels' exclusive time per step (us; None if unknown)."""
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -320,7 +383,8 @@ def profile_gemm_time(torch, model, steps):
         slot[0] += 1
         slot[1] += us
     total = sum(us for _, us in gemm.values())
-    return total / steps, gemm, other
+    excl = gemm_exclusive_us(prof)
+    return total / steps, gemm, other, None if excl is None else excl / steps
 
 
 def print_kernels(title, kernels, steps, limit=None):
@@ -369,6 +433,7 @@ def run_timing(torch, args, model, is_cuda):
         row = dict(batch=batch,
                    eager_ms_per_step=statistics.median(eager_ms[1:] or eager_ms),
                    graph_ms_per_step=None, gemm_us_per_step=None,
+                   gemm_exclusive_us_per_step=None,
                    weight_GB=weight_bytes / 1e9, gemm_GBps=None,
                    graph_matches_eager=None, gemm_kernels=None)
         print("batch %d: greedy tokens of sequence 0: %s%s" % (
@@ -380,8 +445,9 @@ def run_timing(torch, args, model, is_cuda):
             model.tok.copy_(first_tok)
             model.pos.fill_(args.prompt)
             nprof = min(args.profile_steps, args.steps)
-            gemm_us, gemm_k, other_k = profile_gemm_time(torch, model, nprof)
+            gemm_us, gemm_k, other_k, gemm_excl = profile_gemm_time(torch, model, nprof)
             row["gemm_us_per_step"] = gemm_us
+            row["gemm_exclusive_us_per_step"] = gemm_excl
             row["gemm_GBps"] = weight_bytes / (gemm_us * 1e-6) / 1e9 if gemm_us > 0 else None
             row["gemm_kernels"] = {n: [c / nprof, us / nprof] for n, (c, us) in gemm_k.items()}
             print("batch %d: kernels of %d profiled decode steps:" % (batch, nprof))
@@ -432,14 +498,15 @@ def fmt(v, spec):
 
 
 def print_table(results):
-    print("%5s %17s %17s %16s %9s %9s %11s" % ("batch", "eager_ms_per_step", "graph_ms_per_step",
-                                              "gemm_us_per_step", "weight_GB", "gemm_GBps",
-                                              "graph=eager"))
+    print("%5s %17s %17s %16s %13s %9s %9s %11s" % (
+        "batch", "eager_ms_per_step", "graph_ms_per_step", "gemm_us_per_step", "gemm_excl_us",
+        "weight_GB", "gemm_GBps", "graph=eager"))
     for r in results:
         same = r["graph_matches_eager"]
-        print("%5d %17s %17s %16s %9.3f %9s %11s" % (
+        print("%5d %17s %17s %16s %13s %9.3f %9s %11s" % (
             r["batch"], fmt(r["eager_ms_per_step"], "%.3f"), fmt(r["graph_ms_per_step"], "%.3f"),
-            fmt(r["gemm_us_per_step"], "%.1f"), r["weight_GB"], fmt(r["gemm_GBps"], "%.0f"),
+            fmt(r["gemm_us_per_step"], "%.1f"), fmt(r["gemm_exclusive_us_per_step"], "%.1f"),
+            r["weight_GB"], fmt(r["gemm_GBps"], "%.0f"),
             "-" if same is None else ("yes" if same else "NO")))
 
 

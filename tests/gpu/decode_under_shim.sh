@@ -8,7 +8,8 @@
 # timing mode (eager, CUDA graph, GEMM time from the profiler) with and
 # without the shim, side by side: the 8B shape (4 layers, batches 1, 8, 32)
 # and a 70B-shaped one (2 layers, batches 1 and 8), the shim routing by its
-# measured wins.
+# measured wins; GEMM time as the kernels' durations and as their exclusive
+# time (decode.py).
 # GEMMSHIM_FORCE=gemm_decode_bf16 routes the kernel's whole class, so the
 # check does not depend on the win tables; GS_DECODE_FORCE overrides it
 # (empty: the router's own measured wins).
@@ -71,19 +72,23 @@ plain, shim = (json.load(open(p))["results"] for p in sys.argv[1:3])
 print(sys.argv[3])
 def f(v, spec):
     return "-" if v is None else spec % v
-print("  %5s | %-39s | %-39s |" % ("", "plain (cuBLAS)", "shim"))
-print("  %5s | %9s %9s %9s %8s | %9s %9s %9s %8s | %s" % (
-    "batch", "eager_ms", "graph_ms", "gemm_us", "GB/s", "eager_ms", "graph_ms", "gemm_us", "GB/s",
-    "gemm time plain/shim"))
+def ratio(a, b, key):
+    return a[key] / b[key] if a.get(key) and b.get(key) else None
+# gemm_us: the GEMM kernels' durations; excl_us: their exclusive time (a
+# kernel launched with PDL waits for the one before it inside its duration)
+print("  %5s | %-49s | %-49s |" % ("", "plain (cuBLAS)", "shim"))
+print("  %5s | %9s %9s %9s %9s %8s | %9s %9s %9s %9s %8s | %s" % (
+    "batch", "eager_ms", "graph_ms", "gemm_us", "excl_us", "GB/s",
+    "eager_ms", "graph_ms", "gemm_us", "excl_us", "GB/s", "plain/shim: gemm, excl"))
 for a, b in zip(plain, shim):
-    ratio = (a["gemm_us_per_step"] / b["gemm_us_per_step"]
-             if a["gemm_us_per_step"] and b["gemm_us_per_step"] else None)
-    print("  %5d | %9s %9s %9s %8s | %9s %9s %9s %8s | %s" % (
+    x = "gemm_exclusive_us_per_step"
+    print("  %5d | %9s %9s %9s %9s %8s | %9s %9s %9s %9s %8s | %s %s" % (
         a["batch"],
         f(a["eager_ms_per_step"], "%.3f"), f(a["graph_ms_per_step"], "%.3f"),
-        f(a["gemm_us_per_step"], "%.1f"), f(a["gemm_GBps"], "%.0f"),
+        f(a["gemm_us_per_step"], "%.1f"), f(a.get(x), "%.1f"), f(a["gemm_GBps"], "%.0f"),
         f(b["eager_ms_per_step"], "%.3f"), f(b["graph_ms_per_step"], "%.3f"),
-        f(b["gemm_us_per_step"], "%.1f"), f(b["gemm_GBps"], "%.0f"), f(ratio, "%.3fx")))
+        f(b["gemm_us_per_step"], "%.1f"), f(b.get(x), "%.1f"), f(b["gemm_GBps"], "%.0f"),
+        f(ratio(a, b, "gemm_us_per_step"), "%.3fx"), f(ratio(a, b, x), "%.3fx")))
 print("  weight GB per step: %.3f" % plain[0]["weight_GB"])
 EOF
 }
