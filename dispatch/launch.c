@@ -53,18 +53,19 @@ static int pool_ready(gs_ctx *ctx)
 }
 
 /* A launch with programmatic dependent launch that the runtime refused
- * while the same launch without it works (a driver or stream that cannot
- * take the attribute): nothing was enqueued, so the call is served plainly,
- * and PDL is off for the process from then on (health.h). */
+ * with an error the attribute can cause (GS_K_PDL_REFUSED: nothing was
+ * enqueued) is made again without it; where that works the call is served
+ * so, and PDL is off for the process from then on (health.h). Where it
+ * fails too, that failure is the call's. */
 static gs_kstatus launch(const gs_variant *v, const gs_kernel_args *a)
 {
   gs_kstatus st = v->launch(a);
-  if (st != GS_K_LAUNCH_FAILED || a->no_pdl || !v->launches_pdl || !v->launches_pdl()) return st;
+  if (st != GS_K_PDL_REFUSED) return st;
   gs_kernel_args plain = *a;
   plain.no_pdl = 1;
   st = v->launch(&plain);
   if (st == GS_K_OK) gs_pdl_refused(v, a->m, a->n, a->k);
-  return st;
+  return st == GS_K_PDL_REFUSED ? GS_K_LAUNCH_FAILED : st;
 }
 
 static gs_kstatus run(const gs_gemm *g, const gs_decision *d, const gs_kernel_args *a)

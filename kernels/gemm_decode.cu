@@ -503,7 +503,8 @@ static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream, bool pdl_attr
     cfg.numAttrs = n_attr;
   }
   gs_launch_begin();
-  return gs_launch_result(cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT, kPdl>, p), 0);
+  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT, kPdl>, p);
+  return pdl_attr ? gs_launch_result_pdl(e) : gs_launch_result(e, 0);
 }
 
 template <typename T, bool kNN, bool kPdl>

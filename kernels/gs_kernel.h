@@ -23,9 +23,13 @@ typedef enum gs_kstatus {
   GS_K_FAILED_AFTER_ENQUEUE, /* a later launch of a multi-kernel launcher
                                 failed: what was enqueued before it may
                                 write D, so nothing else may run into D */
-  GS_K_NO_SCRATCH      /* (dispatch's, never a launcher's) the scratch the
+  GS_K_NO_SCRATCH,     /* (dispatch's, never a launcher's) the scratch the
                           kernel needs could not be had: nothing was
                           enqueued, the caller may fall back */
+  GS_K_PDL_REFUSED     /* the first launch, made with programmatic
+                          dependent launch, failed with an error that
+                          attribute can cause: nothing was enqueued; the
+                          same call with no_pdl may work */
 } gs_kstatus;
 
 typedef struct gs_kernel_args {

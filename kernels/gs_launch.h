@@ -32,4 +32,17 @@ static inline gs_kstatus gs_launch_result(cudaError_t e, int enqueued_before)
   return enqueued_before ? GS_K_FAILED_AFTER_ENQUEUE : GS_K_LAUNCH_FAILED;
 }
 
+/* The same for a launch made with programmatic dependent launch: an error
+ * the attribute can cause (a driver, or a graph being captured, that
+ * cannot take it) says so, so that the caller may try without. */
+static inline gs_kstatus gs_launch_result_pdl(cudaError_t e)
+{
+  (void)cudaGetLastError();
+  if (e == cudaSuccess) return GS_K_OK;
+  return e == cudaErrorNotSupported || e == cudaErrorInvalidValue ||
+                 e == cudaErrorStreamCaptureUnsupported
+             ? GS_K_PDL_REFUSED
+             : GS_K_LAUNCH_FAILED;
+}
+
 #endif

@@ -98,17 +98,24 @@ static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
                   a->A, a->B, a->C, a->bias, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
                   kernel_mode == RUN_WRONG, kernel_mode == RUN_IN_DOUBLE,
                   kernel_mode == RUN_FINITE_ONLY };
+  /* launched with programmatic dependent launch, as the decode kernels
+   * are where they may (gs_launch_result_pdl then judges the launch) */
+  const int pdl_attr = fake_launches_pdl && !a->no_pdl;
   gs_launch_begin();
-  if (kernel_mode == RUN_FAIL_FIRST || kernel_mode == RUN_FAIL_ALWAYS ||
-      (kernel_mode == RUN_FAIL_WITH_PDL && fake_launches_pdl && !a->no_pdl))
+  if (kernel_mode == RUN_FAIL_FIRST)
+    fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);
+  else if (kernel_mode == RUN_FAIL_ALWAYS || (kernel_mode == RUN_FAIL_WITH_PDL && pdl_attr))
     fake_cuda_fail_next("launch", cudaErrorNotSupported);
   (void)enqueue_gemm(a->stream, &w);
+  gs_kstatus st = pdl_attr ? gs_launch_result_pdl(cudaPeekAtLastError()) : gs_launch_end(0);
+  if (st != GS_K_OK) return st;
   if (a->scratch) {   /* work that uses the scratch: dead if it was freed before it ran */
     const void *uses[] = { a->scratch };
+    gs_launch_begin();
     (void)fake_launch(a->stream, nothing, NULL, 0, uses, 1);
+    st = gs_launch_end(1);
+    if (st != GS_K_OK) return st;
   }
-  gs_kstatus st = gs_launch_end(0);
-  if (st != GS_K_OK) return st;
   ours_launched++;
   if (kernel_mode != RUN_FAIL_SECOND) return st;
   /* a second kernel (a split-K reduction, say) that fails */
@@ -417,7 +424,8 @@ static void test_first_launch_failing_forwards_and_disables(void **s)
   assert_int_equal(d.reason, GS_R_DISABLED);
 }
 
-/* stderr while f runs, into text. */
+/* stderr while f runs, into text (f asserts nothing: a failed assertion
+ * would leave stderr redirected). */
 static void stderr_of(void (*f)(void *), void *arg, char *text, size_t size)
 {
   char path[] = "/tmp/gs-said-XXXXXX";
@@ -436,47 +444,81 @@ static void stderr_of(void (*f)(void *), void *arg, char *text, size_t size)
   unlink(path);
 }
 
-static void two_served_calls(void *arg)
+/* Two calls through the shim, what became of each written down. */
+typedef struct two_calls {
+  problem *p;
+  gs_reason reason[2];
+  int cublas_ran[2], c_right[2], usable[2];
+} two_calls;
+
+static void make_two_calls(void *arg)
 {
-  problem *p = arg;
+  two_calls *t = arg;
   for (int i = 0; i < 2; i++) {
-    memcpy(p->C, p->h_C0, sizeof p->h_C0);
+    memcpy(t->p->C, t->p->h_C0, sizeof t->p->h_C0);
     gs_decision d;
     int before = cublas_calls;
-    assert_int_equal(call(blas_call(p), &d), CUBLAS_STATUS_SUCCESS);
+    (void)call(blas_call(t->p), &d);
     fake_cuda_run();
-    assert_int_equal(d.reason, GS_R_ROUTED);
-    assert_int_equal(cublas_calls, before);
-    assert_true(c_is(p, 1));                /* our kernel's result, once */
-    assert_true(gs_variant_usable(&f32_variant, d.ctx));
+    t->reason[i] = d.reason;
+    t->cublas_ran[i] = cublas_calls != before;
+    t->c_right[i] = c_is(t->p, 1);
+    t->usable[i] = gs_variant_usable(&f32_variant, d.ctx);
   }
 }
 
+static const char pdl_refused_said[] =
+  "gemmshim: kernel f32_test could not launch a 128x128x32 call with programmatic dependent "
+  "launch but could without it; kernels launch without it from now on, and route-table rows "
+  "measured with it are passed over\n";
+
 /* A kernel whose launch with programmatic dependent launch the runtime
- * refuses, where the same launch without it works: the call is served
- * plainly, PDL is off for the process from then on (said once), the
- * kernel keeps serving. */
-static void test_a_refused_pdl_launch_is_served_plainly(void **s)
+ * refuses with an error that attribute can cause, where the same launch
+ * without it works: the call is served plainly, PDL is off for the
+ * process from then on (said once), the kernel keeps serving; with
+ * scratch from the pool too (one allocation, given back once). */
+static void refused_pdl_served_plainly(size_t scratch)
 {
-  (void)s;
   problem p;
   make_problem(&p, 1.25f, 0.5f);
   until_served(&p);
+  fake_scratch_bytes = scratch;
   fake_launches_pdl = 1;
   kernel_mode = RUN_FAIL_WITH_PDL;
   launches_tried = ours_launched = 0;
+  two_calls t = { .p = &p };
   char text[1024];
-  stderr_of(two_served_calls, &p, text, sizeof text);
+  stderr_of(make_two_calls, &t, text, sizeof text);
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(t.reason[i], GS_R_ROUTED);
+    assert_false(t.cublas_ran[i]);
+    assert_true(t.c_right[i]);                /* our kernel's result, once */
+    assert_true(t.usable[i]);
+  }
   /* the first call: with PDL (refused), then plainly; the second plainly */
   assert_int_equal(launches_tried, 3);
   assert_int_equal(ours_launched, 2);
   assert_int_equal(last_no_pdl, 1);
   assert_false(gs_pdl_usable());
-  assert_string_equal(text, "gemmshim: kernel f32_test could not launch a 128x128x32 call with "
-                            "programmatic dependent launch but could without it; kernels launch "
-                            "without it from now on, and route-table rows measured with it are "
-                            "passed over\n");
+  assert_string_equal(text, pdl_refused_said);
   assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+  if (scratch) {
+    assert_non_null(last_scratch);
+    assert_int_equal(fake_stats.pool_bytes_live, 0);
+    assert_int_equal(fake_stats.bad_pointers + fake_stats.dead_uses, 0);
+  }
+}
+
+static void test_a_refused_pdl_launch_is_served_plainly(void **s)
+{
+  (void)s;
+  refused_pdl_served_plainly(0);
+}
+
+static void test_a_refused_pdl_launch_with_scratch_is_served_plainly(void **s)
+{
+  (void)s;
+  refused_pdl_served_plainly(1 << 20);
 }
 
 /* Where the plain launch fails as well, the failure is the kernel's: it
@@ -498,6 +540,29 @@ static void test_a_launch_failing_with_and_without_pdl_disables_the_kernel(void 
   assert_int_equal(d.reason, GS_R_LAUNCH_FAILED);
   assert_int_equal(launches_tried, 2);
   assert_true(c_is(&p, 1));                 /* cuBLAS's result, once */
+  assert_false(gs_variant_usable(&f32_variant, d.ctx));
+  assert_true(gs_pdl_usable());
+}
+
+/* A launch with PDL that fails with an error the attribute cannot cause
+ * is no PDL refusal: no plain retry, the kernel is disabled on that
+ * context as before, PDL stays on. */
+static void test_another_error_of_a_pdl_launch_is_not_retried(void **s)
+{
+  (void)s;
+  problem p;
+  make_problem(&p, 1.0f, 1.0f);
+  until_served(&p);
+  fake_launches_pdl = 1;
+  kernel_mode = RUN_FAIL_FIRST;
+  launches_tried = 0;
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  gs_decision d;
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_LAUNCH_FAILED);
+  assert_int_equal(launches_tried, 1);
+  assert_true(c_is(&p, 1));
   assert_false(gs_variant_usable(&f32_variant, d.ctx));
   assert_true(gs_pdl_usable());
 }
@@ -1326,7 +1391,9 @@ int main(void)
     cmocka_unit_test_setup(test_stale_error_does_not_make_a_served_call_run_twice, setup),
     cmocka_unit_test_setup(test_first_launch_failing_forwards_and_disables, setup),
     cmocka_unit_test_setup(test_a_refused_pdl_launch_is_served_plainly, setup),
+    cmocka_unit_test_setup(test_a_refused_pdl_launch_with_scratch_is_served_plainly, setup),
     cmocka_unit_test_setup(test_a_launch_failing_with_and_without_pdl_disables_the_kernel, setup),
+    cmocka_unit_test_setup(test_another_error_of_a_pdl_launch_is_not_retried, setup),
     cmocka_unit_test_setup(test_later_kernel_failing_returns_execution_failed_without_cublas, setup),
     cmocka_unit_test_setup(test_first_call_checks_without_waiting, setup),
     cmocka_unit_test_setup(test_failed_check_disables_the_kernel_on_that_context, setup),

@@ -66,6 +66,7 @@ static gs_gemm f32_call(void)
 static int setup(void **s)
 {
   (void)s;
+  gs_pdl_forget_refusal();
   state_loads = 0;
   state_math = CUBLAS_DEFAULT_MATH;
   state_pointer_mode = 0;
