@@ -25,7 +25,8 @@ Modes:
                           from torch.profiler (the kernels' durations, and
                           their exclusive time: without the wait of a kernel
                           launched with programmatic dependent launch for the
-                          one before it); a table (and --json).
+                          one before it; and the time the GPU was busy);
+                          a table (and --json).
   --teacher-forced OUT    feed a fixed token sequence (made here, or read from
                           --tokens FILE, a previous OUT) and save every step's
                           logits (float32) and greedy argmax to OUT.
@@ -309,14 +310,18 @@ DEVICE_TRACE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 def device_events(trace):
     """(stream, start_us, dur_us, name) of each device event in a Chrome
-    trace (a dict as torch.profiler's export_chrome_trace writes it)."""
+    trace (a dict as torch.profiler's export_chrome_trace writes it).
+    ValueError where an event does not say its stream, start or duration
+    (events of unknown streams cannot be told apart)."""
     out = []
     for e in trace.get("traceEvents", []):
         if e.get("ph") != "X" or e.get("cat") not in DEVICE_TRACE_CATS:
             continue
         args = e.get("args") or {}
+        if args.get("stream") is None or "ts" not in e or "dur" not in e:
+            raise ValueError("a %s event without its stream, start or duration" % e.get("cat"))
         stream = (args.get("device"), args.get("stream"))
-        out.append((stream, float(e["ts"]), float(e.get("dur", 0.0)), e.get("name", "")))
+        out.append((stream, float(e["ts"]), float(e["dur"]), e.get("name", "")))
     return out
 
 
@@ -343,9 +348,12 @@ def exclusive_us(events):
     return out
 
 
-def gemm_exclusive_us(prof):
-    """The GEMM kernels' exclusive time (exclusive_us) in a finished
-    profile, or None where its trace cannot be had."""
+def exclusive_split_us(prof):
+    """(GEMM kernels' exclusive time, every device event's exclusive time:
+    the time the streams were busy) in a finished profile, in us; (None,
+    None) where its trace cannot be had or read. The busy time shows
+    whether time the GEMMs lost went to their neighbours instead (a kernel
+    launched with PDL holds SM room while it waits)."""
     import os
     import tempfile
     fd, path = tempfile.mkstemp(suffix=".json")
@@ -353,19 +361,21 @@ def gemm_exclusive_us(prof):
     try:
         prof.export_chrome_trace(path)
         with open(path) as f:
-            trace = json.load(f)
-    except Exception as e:  # an old or odd profiler: the duration stays
+            times = exclusive_us(device_events(json.load(f)))
+    except Exception as e:  # an old or odd profiler: the durations stay
         print("note: no exclusive GEMM time (the profiler's trace: %s)" % e, file=sys.stderr)
-        return None
+        return None, None
     finally:
         os.unlink(path)
-    return sum(ex for name, _, ex in exclusive_us(device_events(trace)) if is_gemm_kernel(name))
+    return (sum(ex for name, _, ex in times if is_gemm_kernel(name)),
+            sum(ex for _, _, ex in times))
 
 
 def profile_gemm_time(torch, model, steps):
     """GEMM kernel time per decode step (us), from `steps` eager steps under
     torch.profiler; plus {kernel name: [calls, us]} for GEMMs and others,
-    and the GEMM kernels' exclusive time per step (us; None if unknown)."""
+    and per step the GEMM kernels' exclusive time and the streams' busy
+    time (us; None if unknown)."""
     from torch.profiler import ProfilerActivity, profile
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -383,8 +393,9 @@ def profile_gemm_time(torch, model, steps):
         slot[0] += 1
         slot[1] += us
     total = sum(us for _, us in gemm.values())
-    excl = gemm_exclusive_us(prof)
-    return total / steps, gemm, other, None if excl is None else excl / steps
+    excl, busy = exclusive_split_us(prof)
+    per_step = lambda us: None if us is None else us / steps
+    return total / steps, gemm, other, per_step(excl), per_step(busy)
 
 
 def print_kernels(title, kernels, steps, limit=None):
@@ -433,7 +444,7 @@ def run_timing(torch, args, model, is_cuda):
         row = dict(batch=batch,
                    eager_ms_per_step=statistics.median(eager_ms[1:] or eager_ms),
                    graph_ms_per_step=None, gemm_us_per_step=None,
-                   gemm_exclusive_us_per_step=None,
+                   gemm_exclusive_us_per_step=None, gpu_busy_us_per_step=None,
                    weight_GB=weight_bytes / 1e9, gemm_GBps=None,
                    graph_matches_eager=None, gemm_kernels=None)
         print("batch %d: greedy tokens of sequence 0: %s%s" % (
@@ -445,9 +456,10 @@ def run_timing(torch, args, model, is_cuda):
             model.tok.copy_(first_tok)
             model.pos.fill_(args.prompt)
             nprof = min(args.profile_steps, args.steps)
-            gemm_us, gemm_k, other_k, gemm_excl = profile_gemm_time(torch, model, nprof)
+            gemm_us, gemm_k, other_k, gemm_excl, busy = profile_gemm_time(torch, model, nprof)
             row["gemm_us_per_step"] = gemm_us
             row["gemm_exclusive_us_per_step"] = gemm_excl
+            row["gpu_busy_us_per_step"] = busy
             row["gemm_GBps"] = weight_bytes / (gemm_us * 1e-6) / 1e9 if gemm_us > 0 else None
             row["gemm_kernels"] = {n: [c / nprof, us / nprof] for n, (c, us) in gemm_k.items()}
             print("batch %d: kernels of %d profiled decode steps:" % (batch, nprof))
@@ -498,15 +510,15 @@ def fmt(v, spec):
 
 
 def print_table(results):
-    print("%5s %17s %17s %16s %13s %9s %9s %11s" % (
+    print("%5s %17s %17s %16s %13s %12s %9s %9s %11s" % (
         "batch", "eager_ms_per_step", "graph_ms_per_step", "gemm_us_per_step", "gemm_excl_us",
-        "weight_GB", "gemm_GBps", "graph=eager"))
+        "gpu_busy_us", "weight_GB", "gemm_GBps", "graph=eager"))
     for r in results:
         same = r["graph_matches_eager"]
-        print("%5d %17s %17s %16s %13s %9.3f %9s %11s" % (
+        print("%5d %17s %17s %16s %13s %12s %9.3f %9s %11s" % (
             r["batch"], fmt(r["eager_ms_per_step"], "%.3f"), fmt(r["graph_ms_per_step"], "%.3f"),
             fmt(r["gemm_us_per_step"], "%.1f"), fmt(r["gemm_exclusive_us_per_step"], "%.1f"),
-            r["weight_GB"], fmt(r["gemm_GBps"], "%.0f"),
+            fmt(r["gpu_busy_us_per_step"], "%.1f"), r["weight_GB"], fmt(r["gemm_GBps"], "%.0f"),
             "-" if same is None else ("yes" if same else "NO")))
 
 

@@ -84,7 +84,7 @@ prof = FakeProfile({"traceEvents": [
     kernel("nvjet_tst_128x64", 12.0, 5.0),                   # 4 of its own
     kernel("softmax_warp_forward", 17.0, 2.0),
 ]})
-check("gemm exclusive", decode.gemm_exclusive_us(prof), 7.0)
+check("gemm exclusive, busy", decode.exclusive_split_us(prof), (7.0, 19.0))
 
 
 class BrokenProfile:
@@ -92,7 +92,16 @@ class BrokenProfile:
         raise RuntimeError("no trace")
 
 
-check("no trace", decode.gemm_exclusive_us(BrokenProfile()), None)
+check("no trace", decode.exclusive_split_us(BrokenProfile()), (None, None))
+
+# an event that does not say its stream: no exclusive time rather than a
+# wrong one (nor an exception out of the timing run)
+nameless = kernel("gemmshim_decode_kernel", 1.0, 2.0)
+del nameless["args"]["stream"]
+check("no stream", decode.exclusive_split_us(FakeProfile({"traceEvents": [nameless]})),
+      (None, None))
+check("no duration", decode.exclusive_split_us(FakeProfile({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "ts": 1.0, "args": {"stream": 7}}]})), (None, None))
 
 for f in failures:
     print("FAIL:", f)

@@ -75,20 +75,22 @@ def f(v, spec):
 def ratio(a, b, key):
     return a[key] / b[key] if a.get(key) and b.get(key) else None
 # gemm_us: the GEMM kernels' durations; excl_us: their exclusive time (a
-# kernel launched with PDL waits for the one before it inside its duration)
+# kernel launched with PDL waits for the one before it inside its
+# duration); busy: the GPU's busy time a step, every kernel's exclusive time
 print("  %5s | %-49s | %-49s |" % ("", "plain (cuBLAS)", "shim"))
 print("  %5s | %9s %9s %9s %9s %8s | %9s %9s %9s %9s %8s | %s" % (
     "batch", "eager_ms", "graph_ms", "gemm_us", "excl_us", "GB/s",
-    "eager_ms", "graph_ms", "gemm_us", "excl_us", "GB/s", "plain/shim: gemm, excl"))
+    "eager_ms", "graph_ms", "gemm_us", "excl_us", "GB/s", "plain/shim: gemm, excl, busy"))
 for a, b in zip(plain, shim):
     x = "gemm_exclusive_us_per_step"
-    print("  %5d | %9s %9s %9s %9s %8s | %9s %9s %9s %9s %8s | %s %s" % (
+    print("  %5d | %9s %9s %9s %9s %8s | %9s %9s %9s %9s %8s | %s %s %s" % (
         a["batch"],
         f(a["eager_ms_per_step"], "%.3f"), f(a["graph_ms_per_step"], "%.3f"),
         f(a["gemm_us_per_step"], "%.1f"), f(a.get(x), "%.1f"), f(a["gemm_GBps"], "%.0f"),
         f(b["eager_ms_per_step"], "%.3f"), f(b["graph_ms_per_step"], "%.3f"),
         f(b["gemm_us_per_step"], "%.1f"), f(b.get(x), "%.1f"), f(b["gemm_GBps"], "%.0f"),
-        f(ratio(a, b, "gemm_us_per_step"), "%.3fx"), f(ratio(a, b, x), "%.3fx")))
+        f(ratio(a, b, "gemm_us_per_step"), "%.3fx"), f(ratio(a, b, x), "%.3fx"),
+        f(ratio(a, b, "gpu_busy_us_per_step"), "%.3fx")))
 print("  weight GB per step: %.3f" % plain[0]["weight_GB"])
 EOF
 }
