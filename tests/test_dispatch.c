@@ -521,50 +521,41 @@ static void test_a_refused_pdl_launch_with_scratch_is_served_plainly(void **s)
   refused_pdl_served_plainly(1 << 20);
 }
 
-/* Where the plain launch fails as well, the failure is the kernel's: it
- * is disabled as any failed launch, the call goes to cuBLAS, and PDL stays
- * on. */
-static void test_a_launch_failing_with_and_without_pdl_disables_the_kernel(void **s)
+/* A launch with PDL that fails in kernel_mode `mode`: the kernel is
+ * disabled on that context as any failed launch, after `tries` launches,
+ * the call goes to cuBLAS, and PDL stays on. */
+static void failed_pdl_launch_disables(int mode, int tries)
 {
-  (void)s;
   problem p;
   make_problem(&p, 1.0f, 1.0f);
   until_served(&p);
   fake_launches_pdl = 1;
-  kernel_mode = RUN_FAIL_ALWAYS;
+  kernel_mode = mode;
   launches_tried = 0;
   memcpy(p.C, p.h_C0, sizeof p.h_C0);
   gs_decision d;
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
   fake_cuda_run();
   assert_int_equal(d.reason, GS_R_LAUNCH_FAILED);
-  assert_int_equal(launches_tried, 2);
+  assert_int_equal(launches_tried, tries);
   assert_true(c_is(&p, 1));                 /* cuBLAS's result, once */
   assert_false(gs_variant_usable(&f32_variant, d.ctx));
   assert_true(gs_pdl_usable());
 }
 
+/* Where the plain launch fails as well, the failure is the kernel's. */
+static void test_a_launch_failing_with_and_without_pdl_disables_the_kernel(void **s)
+{
+  (void)s;
+  failed_pdl_launch_disables(RUN_FAIL_ALWAYS, 2);
+}
+
 /* A launch with PDL that fails with an error the attribute cannot cause
- * is no PDL refusal: no plain retry, the kernel is disabled on that
- * context as before, PDL stays on. */
+ * is no PDL refusal: no plain retry. */
 static void test_another_error_of_a_pdl_launch_is_not_retried(void **s)
 {
   (void)s;
-  problem p;
-  make_problem(&p, 1.0f, 1.0f);
-  until_served(&p);
-  fake_launches_pdl = 1;
-  kernel_mode = RUN_FAIL_FIRST;
-  launches_tried = 0;
-  memcpy(p.C, p.h_C0, sizeof p.h_C0);
-  gs_decision d;
-  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
-  fake_cuda_run();
-  assert_int_equal(d.reason, GS_R_LAUNCH_FAILED);
-  assert_int_equal(launches_tried, 1);
-  assert_true(c_is(&p, 1));
-  assert_false(gs_variant_usable(&f32_variant, d.ctx));
-  assert_true(gs_pdl_usable());
+  failed_pdl_launch_disables(RUN_FAIL_FIRST, 1);
 }
 
 static void test_later_kernel_failing_returns_execution_failed_without_cublas(void **s)
