@@ -154,10 +154,13 @@ static outcome run_both(gs_gemm *g, const gs_decision *d, const gs_kernel_args *
   void *other_d = base + lay->out;
   const void *other_c = aliased ? other_d : g->C;
   int64_t other_ldc = aliased ? lay->ld : g->ldc;
+  /* a packed batch's items lie in the copy as in the caller's output */
+  int64_t other_stride_d = lay->ld * g->n;
+  int64_t other_stride_c = aliased ? other_stride_d : g->stride_c;
   outcome o = { 0, GS_K_UNSUPPORTED, ours_serves, -1, !ours_serves };
   if (aliased && beta_matters &&
       cudaMemcpy2DAsync(other_d, (size_t)lay->ld * elem, g->C, (size_t)g->ldc * elem,
-                        (size_t)g->m * elem, (size_t)g->n, cudaMemcpyDeviceToDevice,
+                        (size_t)g->m * elem, (size_t)gs_output_cols(g), cudaMemcpyDeviceToDevice,
                         s) != cudaSuccess) {
     (void)cudaGetLastError();
     return o;
@@ -174,8 +177,10 @@ static outcome run_both(gs_gemm *g, const gs_decision *d, const gs_kernel_args *
       if (!to_caller) {
         x.C = other_c;
         x.ldc = other_ldc;
+        x.stride_c = other_stride_c;
         x.D = other_d;
         x.ldd = lay->ld;
+        x.stride_d = other_stride_d;
       }
       o.ours = gs_launch_route(g, d, &x);
     } else if (to_caller) {
@@ -188,8 +193,10 @@ static outcome run_both(gs_gemm *g, const gs_decision *d, const gs_kernel_args *
       gs_gemm other = *g;
       other.C = other_c;
       other.ldc = other_ldc;
+      other.stride_c = other_stride_c;
       other.D = other_d;
       other.ldd = lay->ld;
+      other.stride_d = other_stride_d;
       o.cublas_status = g->reissue(&other, other_c, other_d);
     }
     if (cudaEventRecord(ev[1], s) != cudaSuccess) (void)cudaGetLastError();
@@ -264,7 +271,7 @@ int gs_ab_compare(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *stat
     float ours_ms = 0, cublas_ms = 0;
     int compared =
         gs_compare((gs_compare_type)gs_output_compare_type(g), ours_out, ours_ld,
-                   cublas_out, cublas_ld, g->m, g->n, NULL, base + lay.partials,
+                   cublas_out, cublas_ld, g->m, gs_output_cols(g), NULL, base + lay.partials,
                    (gs_compare_result *)(base + lay.result), s) == 0 &&
         cudaMemcpyAsync(&cmp, base + lay.result, sizeof cmp, cudaMemcpyDeviceToHost, s) ==
             cudaSuccess &&

@@ -36,7 +36,8 @@ int gs_ab_compare(gs_gemm *g, gs_decision *d, const gs_kernel_args *a, int *stat
 int gs_ab_sampled(long every, unsigned long seq);
 
 /* Where a comparison keeps its parts in one scratch allocation: a copy of
- * the m x n output (the second result), then the compare kernel's
+ * the output (the second result; m x n, or for a packed batch all its
+ * items as one m x (n x batch) matrix), then the compare kernel's
  * partials, then its result; each part 256-byte aligned. The copy is
  * compact (leading dimension m rounded up to 16 bytes, which our kernels
  * accept) unless cuBLASLt writes it: a cuBLASLt call keeps the caller's

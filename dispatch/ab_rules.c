@@ -45,8 +45,9 @@ int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writ
   int64_t per16 = (int64_t)(16 / elem);
   out->ld = cublas_writes && g->is_lt ? g->ldd : (g->m + per16 - 1) / per16 * per16;
   out->out = 0;
-  /* exactly what an m x n matrix with that ld spans */
-  size_t span = ((size_t)out->ld * (size_t)(g->n - 1) + (size_t)g->m) * elem;
+  /* exactly what the output as one m x cols matrix with that ld spans
+   * (cols: n, or n x batch for a packed batch: gs_output_cols) */
+  size_t span = ((size_t)out->ld * (size_t)(gs_output_cols(g) - 1) + (size_t)g->m) * elem;
   out->partials = align256(span);
   out->result = align256(out->partials + partial_bytes);
   out->total = out->result + sizeof(gs_compare_result);

@@ -86,6 +86,26 @@ struct gs_gemm {
   size_t workspace_size;
 };
 
+/* A batched call whose items' outputs lie one after the other (C's and
+ * D's item stride is ld x n): its output is then one m x (n x batch)
+ * matrix, which is how the self-check and A/B mode copy and compare it.
+ * The only batched calls a route takes (gs_variant.takes_batch). */
+static inline int gs_batch_packed(const gs_gemm *g)
+{
+  int64_t c_item, d_item, all;
+  return g->batch >= 1 && g->n >= 0 && !__builtin_mul_overflow(g->ldc, g->n, &c_item) &&
+         !__builtin_mul_overflow(g->ldd, g->n, &d_item) &&
+         !__builtin_mul_overflow(g->n, g->batch, &all) && g->stride_c == c_item &&
+         g->stride_d == d_item;
+}
+
+/* The columns of the output seen as one matrix: n, or n x batch for a
+ * packed batched call. */
+static inline int64_t gs_output_cols(const gs_gemm *g)
+{
+  return g->batch > 1 ? g->n * g->batch : g->n;
+}
+
 /* "NN", "TN", "NT", "TT" (op(A) then op(B)); "C?" style for others. */
 void gs_layout_name(const gs_gemm *g, char out[3]);
 

@@ -25,6 +25,9 @@ gs_kernel_args gs_kernel_args_of(const gs_gemm *g, const gs_decision *d)
   a.B = g->B; a.ldb = g->ldb;
   a.C = g->C; a.ldc = g->ldc;
   a.D = g->D; a.ldd = g->ldd;
+  a.batch = g->batch;
+  a.stride_a = g->stride_a; a.stride_b = g->stride_b;
+  a.stride_c = g->stride_c; a.stride_d = g->stride_d;
   a.scalars_on_device = g->pointer_mode == 1;
   a.alpha = a.scalars_on_device ? 0.0f : *(const float *)g->alpha;
   a.beta = a.scalars_on_device ? 0.0f : *(const float *)g->beta;

@@ -6,6 +6,7 @@
 #include <library_types.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,12 +92,21 @@ int gs_lt_algo_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_lt_algo *a
   return CUBLAS_STATUS_SUCCESS;
 }
 
-/* op(X) is rows x cols; X itself is that or its transpose. */
+/* op(X) is rows x cols; X itself is that or its transpose. A strided
+ * batch (more than one item) gives every layout its count and stride. */
 static cublasStatus_t layout(const gs_lt_fns *f, cublasLtMatrixLayoutOpaque_t *l, int type,
-                             int trans, int64_t rows, int64_t cols, int64_t ld)
+                             int trans, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                             int64_t stride)
 {
   uint64_t r = (uint64_t)(trans ? cols : rows), c = (uint64_t)(trans ? rows : cols);
-  return f->layout_init((cublasLtMatrixLayout_t)l, sizeof *l, (cudaDataType)type, r, c, ld);
+  cublasLtMatrixLayout_t lay = (cublasLtMatrixLayout_t)l;
+  OK(f->layout_init(lay, sizeof *l, (cudaDataType)type, r, c, ld));
+  if (batch <= 1) return CUBLAS_STATUS_SUCCESS;
+  if (batch > INT32_MAX || !f->layout_set) return CUBLAS_STATUS_NOT_SUPPORTED;
+  const int32_t count = (int32_t)batch;
+  OK(f->layout_set(lay, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+  OK(f->layout_set(lay, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 int gs_lt_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_gemm *g,
@@ -122,10 +132,10 @@ int gs_lt_build(const gs_lt_fns *f, cublasLtHandle_t h, const gs_gemm *g,
     const int32_t sms = a->sm_limit;
     OK(f->desc_set(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sms, sizeof sms));
   }
-  OK(layout(f, &out->layout[0], g->a_type, a->trans_a, a->m, a->k, a->lda));
-  OK(layout(f, &out->layout[1], g->b_type, a->trans_b, a->k, a->n, a->ldb));
-  OK(layout(f, &out->layout[2], g->c_type, 0, a->m, a->n, a->ldc));
-  OK(layout(f, &out->layout[3], g->d_type, 0, a->m, a->n, a->ldd));
+  OK(layout(f, &out->layout[0], g->a_type, a->trans_a, a->m, a->k, a->lda, a->batch, a->stride_a));
+  OK(layout(f, &out->layout[1], g->b_type, a->trans_b, a->k, a->n, a->ldb, a->batch, a->stride_b));
+  OK(layout(f, &out->layout[2], g->c_type, 0, a->m, a->n, a->ldc, a->batch, a->stride_c));
+  OK(layout(f, &out->layout[3], g->d_type, 0, a->m, a->n, a->ldd, a->batch, a->stride_d));
   if (algo)
     OK(gs_lt_algo_build(f, h, algo, compute, g->a_type, g->b_type, g->c_type, g->d_type,
                         &out->algo));

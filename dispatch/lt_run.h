@@ -33,6 +33,8 @@ typedef struct gs_lt_fns {
                              size_t);
   cublasStatus_t (*layout_init)(cublasLtMatrixLayout_t, size_t, cudaDataType, uint64_t, uint64_t,
                                 int64_t);
+  cublasStatus_t (*layout_set)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t,
+                               const void *, size_t);
   cublasStatus_t (*algo_init)(cublasLtHandle_t, cublasComputeType_t, cudaDataType_t,
                               cudaDataType_t, cudaDataType_t, cudaDataType_t, cudaDataType_t,
                               int, cublasLtMatmulAlgo_t *);

@@ -15,7 +15,8 @@ typedef enum gs_reason {
   GS_R_BAD_ARGS,         /* invalid arguments: cuBLAS gives its own status */
   GS_R_EMPTY,            /* m, n or k is 0: nothing for a kernel to do */
   GS_R_DTYPE,            /* no kernel for these types / compute type */
-  GS_R_BATCHED,          /* batch count above 1 */
+  GS_R_BATCHED,          /* batch count above 1 (outside a route that takes batches, or
+                            their outputs not packed) */
   GS_R_LAYOUT,           /* no kernel for this op(A)/op(B) combination */
   GS_R_SIZE_CLASS,       /* dims outside what the kernel tiles */
   GS_R_NOT_TUNED,        /* in the class, but no route table row sends this

@@ -154,21 +154,25 @@ static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a,
   unsigned char *base = scratch;
   int elem = gs_output_elem_bytes(g);
 
-  /* ours: a compact copy of the output in scratch; where C is the output
-   * too and beta may count, C's m x n is copied there first and ours runs
-   * in place (cuBLAS is about to overwrite the caller's C) */
+  /* ours: a compact copy of the output in scratch (a packed batch's items
+   * one after the other, as the caller's); where C is the output too and
+   * beta may count, C is copied there first and ours runs in place
+   * (cuBLAS is about to overwrite the caller's C) */
+  const int64_t cols = gs_output_cols(g);
   gs_kernel_args ours = *a;
   ours.D = base + lay.out;
   ours.ldd = lay.ld;
+  ours.stride_d = lay.ld * g->n;
   int aliased = g->is_lt ? g->C == g->D : 1;
   int beta_matters = a->scalars_on_device || a->beta != 0.0f;
   if (aliased) {
     ours.C = base + lay.out;
     ours.ldc = lay.ld;
+    ours.stride_c = lay.ld * g->n;
   }
   if (aliased && beta_matters &&
       cudaMemcpy2DAsync(base + lay.out, (size_t)lay.ld * elem, g->C, (size_t)g->ldc * elem,
-                        (size_t)g->m * elem, (size_t)g->n, cudaMemcpyDeviceToDevice,
+                        (size_t)g->m * elem, (size_t)cols, cudaMemcpyDeviceToDevice,
                         s) != cudaSuccess) {
     (void)cudaGetLastError();
     gs_scratch_put(scratch, s);
@@ -193,9 +197,9 @@ static gs_gate start_locked(gs_gemm *g, gs_decision *d, const gs_kernel_args *a,
   gs_compare_inputs in = { (gs_compare_type)in_type,
                            a->A, a->lda, a->trans_a ? a->k : a->m, a->trans_a ? a->m : a->k,
                            a->B, a->ldb, a->trans_b ? a->n : a->k, a->trans_b ? a->k : a->n };
-  int scan = v->nonfinite_as_fp64 && in_type >= 0;
+  int scan = v->nonfinite_as_fp64 && in_type >= 0 && a->batch <= 1;
   int queued = *status == CUBLAS_STATUS_SUCCESS &&
-               gs_compare(type, base + lay.out, lay.ld, g->D, g->ldd, g->m, g->n,
+               gs_compare(type, base + lay.out, lay.ld, g->D, g->ldd, g->m, cols,
                           scan ? &in : NULL, base + lay.partials,
                           (gs_compare_result *)(base + lay.result), s) == 0 &&
                cudaMemcpyAsync((gs_compare_result *)ctx->verdicts + slot, base + lay.result,

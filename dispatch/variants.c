@@ -143,6 +143,10 @@ const gs_variant gs_kernel_decode_f16 = {
   DECODE_ENTRY(CUDA_R_16F, gs_f16_types, gs_gemm_decode_f16_launch),
 };
 
+/* The route's two paths: one product, or a strided batch of them (its
+ * layouts then carry the batch; checked on its own). */
+static int lt_route_path(const gs_kernel_args *a) { return a->batch > 1; }
+
 /* cuBLASLt's own algorithms, as `gemmshim tune` measured them (lt_run.h):
  * 16-bit data with FP32 accumulation, the numerics of another cuBLAS
  * algorithm. The row names the algorithm; any alignment (the row's key
@@ -165,7 +169,9 @@ const gs_variant gs_route_cublaslt = {
   /* 16-bit output: two algorithms may round a value to neighbouring values */
   .selfcheck_tol = 1e-2,
   .err_vs_cublas = 1.5, .err_floor = 0,
+  .path_of = lt_route_path,
   .runs_cublaslt = 1,
+  .takes_batch = 1,
 };
 
 const gs_variant *const gs_variants[] = { &gs_kernel_f32_bf16x6,      &gs_kernel_f32_3xtf32,

@@ -85,6 +85,9 @@ typedef struct gs_variant {
    * route table row names (lt_run.h): launch is NULL, and a row must name
    * the algorithm. cc_major 0: any GPU cuBLASLt runs on. */
   int runs_cublaslt;
+  /* Nonzero: takes strided-batched calls (gs_kernel_args.batch) whose
+   * outputs lie packed (gs_batch_packed), up to INT32_MAX items. */
+  int takes_batch;
 } gs_variant;
 
 extern const gs_variant *const gs_variants[];
@@ -113,7 +116,9 @@ static inline unsigned gs_layout_bit(const gs_gemm *g)
 static inline gs_reason gs_variant_fits_args(const gs_variant *v, const gs_gemm *g)
 {
   if (!v->types_ok(g)) return GS_R_DTYPE;
-  if (g->batch != 1) return GS_R_BATCHED;
+  if (g->batch != 1 && !(v->takes_batch && g->batch > 1 && g->batch <= INT32_MAX &&
+                         gs_batch_packed(g)))
+    return GS_R_BATCHED;
   if (!(v->layouts & gs_layout_bit(g))) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
   if (v->n_max && g->n > v->n_max) return GS_R_SIZE_CLASS;

@@ -87,6 +87,7 @@ static void give_lt_route_its_functions(void)
   *(void **)&f.desc_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulDescInit_internal");
   *(void **)&f.desc_set = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulDescSetAttribute");
   *(void **)&f.layout_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatrixLayoutInit_internal");
+  *(void **)&f.layout_set = gs_lib_sym(GS_LIB_LT, "cublasLtMatrixLayoutSetAttribute");
   *(void **)&f.algo_init = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoInit");
   *(void **)&f.algo_set = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoConfigSetAttribute");
   *(void **)&f.algo_get = gs_lib_sym(GS_LIB_LT, "cublasLtMatmulAlgoConfigGetAttribute");

@@ -44,6 +44,12 @@ typedef struct gs_kernel_args {
   float alpha, beta;
   const float *alpha_dev, *beta_dev;
   const void *bias;           /* m elements added to every column, or NULL */
+  /* Strided batches: `batch` products, item i's matrices at element
+   * offsets i * stride_x from A, B, C and D. Only an entry whose table
+   * row says it takes batches (gs_variant.takes_batch) is given more than
+   * one item; 0 or 1 means one. */
+  int64_t batch;
+  int64_t stride_a, stride_b, stride_c, stride_d;
   int no_pdl;                 /* launch plainly, never with programmatic
                                  dependent launch (GEMMSHIM_PDL=0) */
   cudaStream_t stream;

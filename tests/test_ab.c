@@ -86,6 +86,41 @@ static void test_scratch_layout(void **s)
   assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), -1);
 }
 
+/* A batch is compared as one matrix only where its items' outputs lie one
+ * after the other: the copy then spans all of them, and nothing between. */
+static void test_a_packed_batch(void **s)
+{
+  (void)s;
+  gs_gemm g = call(0, CUDA_R_16BF, 100, 104, 30);
+  g.batch = 1;
+  assert_int_equal(gs_output_cols(&g), 30);
+  g.batch = 5;
+  g.stride_c = g.stride_d = 104 * 30;
+  assert_true(gs_batch_packed(&g));
+  assert_int_equal(gs_output_cols(&g), 150);
+  gs_scratch_layout l;
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), 0);
+  assert_int_equal(l.ld, 104);
+  assert_true(l.partials >= (size_t)(104 * 149 + 100) * 2 &&
+              l.partials < (size_t)(104 * 149 + 100) * 2 + 256);
+  g.stride_c = g.stride_d = 104 * 30 + 8;   /* a gap between items */
+  assert_false(gs_batch_packed(&g));
+  g.stride_c = g.stride_d = 0;              /* every item into one output */
+  assert_false(gs_batch_packed(&g));
+  g.stride_c = 104 * 30;                    /* cuBLASLt: C's and D's strides both */
+  g.is_lt = 1;
+  assert_false(gs_batch_packed(&g));
+  g.stride_d = 104 * 30;
+  assert_true(gs_batch_packed(&g));
+  g.batch = 0;
+  assert_false(gs_batch_packed(&g));
+  /* strides that overflow are no layout */
+  g.batch = 2;
+  g.n = INT64_MAX / 2;
+  g.stride_c = g.stride_d = 0;
+  assert_false(gs_batch_packed(&g));
+}
+
 static void test_scratch_bound(void **s)
 {
   (void)s;
@@ -173,6 +208,7 @@ int main(void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sampling),
     cmocka_unit_test(test_scratch_layout),
+    cmocka_unit_test(test_a_packed_batch),
     cmocka_unit_test(test_scratch_bound),
     cmocka_unit_test(test_selfcheck_verdict),
     cmocka_unit_test(test_row_format),

@@ -74,6 +74,7 @@ static int load_fake(void **s)
   *(void **)&F.fns.desc_init = need("cublasLtMatmulDescInit_internal");
   *(void **)&F.fns.desc_set = need("cublasLtMatmulDescSetAttribute");
   *(void **)&F.fns.layout_init = need("cublasLtMatrixLayoutInit_internal");
+  *(void **)&F.fns.layout_set = need("cublasLtMatrixLayoutSetAttribute");
   *(void **)&F.fns.algo_init = need("cublasLtMatmulAlgoInit");
   *(void **)&F.fns.algo_set = need("cublasLtMatmulAlgoConfigSetAttribute");
   *(void **)&F.fns.algo_get = need("cublasLtMatmulAlgoConfigGetAttribute");
@@ -189,6 +190,9 @@ static gs_kernel_args args_of(const gs_gemm *g)
   a.B = g->B; a.ldb = g->ldb;
   a.C = g->C; a.ldc = g->ldc;
   a.D = g->D; a.ldd = g->ldd;
+  a.batch = g->batch;
+  a.stride_a = g->stride_a; a.stride_b = g->stride_b;
+  a.stride_c = g->stride_c; a.stride_d = g->stride_d;
   a.alpha = 1.5f;
   a.beta = -0.25f;
   a.bias = g->is_lt && g->epilogue == CUBLASLT_EPILOGUE_BIAS ? g->bias : NULL;
@@ -266,13 +270,14 @@ static void assert_desc_is(const fake_lt_matmul *m, int compute, const attr_valu
   }
 }
 
+/* batch: the items (1: one product, whose stride is Init's 0). */
 static void assert_layout_is(const fake_lt_matmul *m, int which, int type, uint64_t rows,
-                             uint64_t cols, int64_t ld)
+                             uint64_t cols, int64_t ld, int32_t want_batch, int64_t want_stride)
 {
   cublasLtMatrixLayout_t l = (cublasLtMatrixLayout_t)m->layout[which];
   uint32_t t = 0;
   uint64_t r = 0, c = 0;
-  int64_t d = 0;
+  int64_t d = 0, stride = -1;
   int32_t order = -1, batch = 0;
   assert_int_equal(F.layout_get(l, CUBLASLT_MATRIX_LAYOUT_TYPE, &t, sizeof t, NULL), 0);
   assert_int_equal(F.layout_get(l, CUBLASLT_MATRIX_LAYOUT_ROWS, &r, sizeof r, NULL), 0);
@@ -281,22 +286,28 @@ static void assert_layout_is(const fake_lt_matmul *m, int which, int type, uint6
   assert_int_equal(F.layout_get(l, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order, NULL), 0);
   assert_int_equal(F.layout_get(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch, NULL),
                    0);
+  assert_int_equal(
+      F.layout_get(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride, NULL), 0);
   print_message("layout %d: type %u, %llu x %llu, ld %lld\n", which, t, (unsigned long long)r,
                 (unsigned long long)c, (long long)d);
   assert_int_equal(t, type);
   assert_true(r == rows && c == cols && d == ld);
   assert_int_equal(order, CUBLASLT_ORDER_COL);
-  assert_int_equal(batch, 1);
+  assert_int_equal(batch, want_batch);
+  assert_int_equal(stride, want_batch > 1 ? want_stride : 0);
 }
 
 /* The operands as cuBLAS means them: op(A) is m x k, so A is stored k x m
  * when transposed; op(B) is k x n; C and D are m x n. */
 static void assert_layouts_of(const fake_lt_matmul *m, const gs_gemm *g, const gs_kernel_args *a)
 {
-  assert_layout_is(m, 0, g->a_type, a->trans_a ? K : M, a->trans_a ? M : K, a->lda);
-  assert_layout_is(m, 1, g->b_type, a->trans_b ? N : K, a->trans_b ? K : N, a->ldb);
-  assert_layout_is(m, 2, g->c_type, M, N, a->ldc);
-  assert_layout_is(m, 3, g->d_type, M, N, a->ldd);
+  const int32_t items = a->batch > 1 ? (int32_t)a->batch : 1;
+  assert_layout_is(m, 0, g->a_type, a->trans_a ? K : M, a->trans_a ? M : K, a->lda, items,
+                   a->stride_a);
+  assert_layout_is(m, 1, g->b_type, a->trans_b ? N : K, a->trans_b ? K : N, a->ldb, items,
+                   a->stride_b);
+  assert_layout_is(m, 2, g->c_type, M, N, a->ldc, items, a->stride_c);
+  assert_layout_is(m, 3, g->d_type, M, N, a->ldd, items, a->stride_d);
 }
 
 static const fake_lt_algo *algo_of(const fake_lt_matmul *m)
@@ -421,6 +432,35 @@ static void test_a_blas_call_becomes_its_matmul(void **s)
     assert_int_equal(desc_attr(m, CUBLASLT_MATMUL_DESC_EPILOGUE), CUBLASLT_EPILOGUE_DEFAULT);
     assert_layouts_of(m, &g, &a);
     assert_algo_built(m, &al, &g);
+  }
+}
+
+/* A strided batch (cublasGemmStridedBatchedEx, or a cuBLASLt call's
+ * batched layouts): every layout carries the count and its operand's own
+ * stride, whatever the self-check or A/B mode made of C's and D's; past
+ * cuBLASLt's int32 count nothing runs. */
+static void test_a_strided_batch_carries_its_count_and_strides(void **s)
+{
+  (void)s;
+  const gs_lt_algo al = algo_66();
+  for (int lt = 0; lt < 2; lt++) {
+    gs_gemm g = lt ? lt_call(1, 0) : blas_call(1, 0);
+    g.is_batched_api = !lt;
+    g.batch = 6;
+    g.stride_a = 216 * M + 3;   /* A's items apart by more than one matrix */
+    g.stride_b = 0;             /* one B for every item */
+    g.stride_c = g.ldc * N;
+    g.stride_d = g.ldd * N;
+    gs_kernel_args a = args_of(&g);
+    a.stride_d = 128 * N;       /* as the self-check redirects D */
+    assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_OK);
+    const fake_lt_matmul *m = F.matmul();
+    assert_layouts_of(m, &g, &a);
+    assert_algo_built(m, &al, &g);
+    const int before = F.count("cublasLtMatmul");
+    a.batch = (int64_t)INT32_MAX + 1;
+    assert_int_equal(gs_lt_run(&g, &al, &a), GS_K_UNSUPPORTED);
+    assert_int_equal(F.count("cublasLtMatmul"), before);
   }
 }
 
@@ -740,6 +780,7 @@ int main(void)
     cmocka_unit_test_setup(test_a_missing_function_refuses_every_call, setup_without_fns),
     cmocka_unit_test_setup(test_a_blas_call_becomes_its_matmul, setup),
     cmocka_unit_test_setup(test_a_cublaslt_call_becomes_its_matmul, setup),
+    cmocka_unit_test_setup(test_a_strided_batch_carries_its_count_and_strides, setup),
     cmocka_unit_test_setup(test_device_scalars_are_passed_as_pointers, setup),
     cmocka_unit_test_setup(test_sm_count_target_is_passed, setup),
     cmocka_unit_test_setup(test_raw_bytes_reach_the_matmul_unchanged, setup),

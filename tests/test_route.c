@@ -896,6 +896,80 @@ static void test_a_cublaslt_row_routes_with_its_algorithm(void **s)
   unlink(path);
 }
 
+/* cublasGemmStridedBatchedEx: f16_call(m) as `batch` items, each matrix
+ * right after the one before (packed, as a framework's batched tensors). */
+static gs_gemm f16_batched_call(int64_t m, int64_t batch)
+{
+  gs_gemm g = f16_call(m);
+  g.is_batched_api = 1;
+  g.batch = batch;
+  g.stride_a = g.lda * g.k;
+  g.stride_b = g.ldb * g.n;
+  g.stride_c = g.stride_d = g.ldc * g.n;
+  return g;
+}
+
+/* A strided batch goes to the route cublaslt by a row of its own entry
+ * class and batch count, and only with its outputs packed (the self-check
+ * and A/B mode compare them as one matrix); no kernel of ours takes one. */
+static void test_a_cublaslt_row_routes_a_packed_batch(void **s)
+{
+  (void)s;
+  char path[] = "/tmp/gs-table-XXXXXX";
+  write_file(path, VALIDATORS HEADER_LT
+             "gemm_batched,f16,f16,f16,32f,NN,-,1024,1024,1024,8,16,lt_test,-,1.5," ALGO(80, 1, 0, 0) "\n"
+             "gemm,f16,f16,f16,32f,NN,-,2048,1024,1024,1,16,lt_test,-,1.5," ALGO(81, 1, 0, 0) "\n"
+             "lt,f16,f16,f16,32f,NN,default,1024,1024,1024,8,16,lt_test,-,1.5," ALGO(82, 1, 0, 0) "\n");
+  use_table(path);
+  gs_gemm g = f16_batched_call(1024, 8);
+  gs_decision d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &lt_variant);
+  assert_int_equal(d.lt_algo->id, 80);
+  /* A and B may lie anyhow (even one A for every item) */
+  g.stride_a = 0;
+  g.stride_b = g.ldb * g.n + 512;
+  assert_int_equal(gs_route(&g).lt_algo->id, 80);
+  /* outputs with gaps, or overlapping: not one matrix, cuBLAS's */
+  g = f16_batched_call(1024, 8);
+  g.stride_c = g.stride_d = g.ldc * g.n + 64;
+  assert_null(gs_route(&g).variant);
+  assert_int_equal(gs_variant_fits_args(&lt_variant, &g), GS_R_BATCHED);
+  g.stride_c = g.stride_d = 0;
+  assert_null(gs_route(&g).variant);
+  /* another batch count has no row; the batched entry with one item is
+   * its own class (no gemm_batched row of batch 1) */
+  g = f16_batched_call(1024, 4);
+  assert_null(gs_route(&g).variant);
+  g = f16_batched_call(2048, 1);
+  assert_null(gs_route(&g).variant);
+  /* cuBLASLt's own batched call: its D's and C's strides */
+  g = f16_lt_call(1024, 0);
+  g.batch = 8;
+  g.stride_a = g.lda * g.k;
+  g.stride_b = g.ldb * g.n;
+  g.stride_c = g.stride_d = g.ldd * g.n;
+  d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_int_equal(d.lt_algo->id, 82);
+  g.stride_c = 0;   /* C read as one matrix for every item: not packed */
+  assert_null(gs_route(&g).variant);
+  /* the route's bound: cuBLASLt's batch count is an int32 */
+  g = f16_batched_call(1024, (int64_t)INT32_MAX + 1);
+  assert_int_equal(gs_variant_fits_args(&lt_variant, &g), GS_R_BATCHED);
+  /* our kernels take one product a call, from a batched entry too */
+  g = f32_call();
+  g.is_batched_api = 1;
+  g.batch = 2;
+  g.stride_a = g.lda * g.k;
+  g.stride_b = g.ldb * g.n;
+  g.stride_c = g.stride_d = g.ldc * g.n;
+  assert_int_equal(gs_variant_fits_args(&f32_variant, &g), GS_R_BATCHED);
+  g.batch = 1;
+  assert_int_equal(gs_variant_fits_args(&f32_variant, &g), GS_R_ROUTED);
+  unlink(path);
+}
+
 /* The workspace an algorithm needs: a BLAS call gives none, a cuBLASLt
  * call what it gives (enough is enough: equal routes). */
 static void test_lt_algo_unfit_for_the_workspace(void **s)
@@ -1008,6 +1082,7 @@ int main(void)
     cmocka_unit_test_setup(test_each_device_its_own_table, setup),
     cmocka_unit_test_setup(test_unreadable_table_routes_nothing, setup),
     cmocka_unit_test_setup(test_a_cublaslt_row_routes_with_its_algorithm, setup),
+    cmocka_unit_test_setup(test_a_cublaslt_row_routes_a_packed_batch, setup),
     cmocka_unit_test_setup(test_lt_algo_unfit_for_the_workspace, setup),
     cmocka_unit_test_setup(test_lt_algo_unfit_for_a_math_mode_without_reduced_precision, setup),
     cmocka_unit_test_setup(test_cublaslt_route_unnamed_or_forced_does_not_serve, setup),

@@ -92,7 +92,9 @@ static void test_fields_make_sense(void **s)
     if (v->runs_cublaslt) {
       /* cuBLASLt runs it: no launcher, nothing to load, any GPU, 16-bit data */
       assert_null(v->launch);
-      assert_null(v->path_of);
+      /* its paths: one product, or a batch (checked apart) */
+      assert_non_null(v->path_of);
+      assert_true(v->takes_batch);
       assert_null(v->preload);
       assert_int_equal(v->cc_major, 0);
       assert_int_equal(v->data_type, GS_NONE);
@@ -101,6 +103,8 @@ static void test_fields_make_sense(void **s)
       continue;
     }
     assert_non_null(launcher_check(v->name));   /* this test knows it */
+    /* our kernels take one product a call */
+    assert_false(v->takes_batch);
     assert_non_null(v->launch);
     assert_true(v->data_type == CUDA_R_32F || v->data_type == CUDA_R_16BF ||
                 v->data_type == CUDA_R_16F);

@@ -13,7 +13,12 @@
  *   - device pointer mode, a captured graph, A/B mode, the raw form;
  *   - a cublasLtMatmul call with a workspace (a row of entry lt);
  *   - a BLAS call whose row's algorithm needs workspace forwards
- *     (lt_algo_unfit) and gets cuBLAS's own bits.
+ *     (lt_algo_unfit) and gets cuBLAS's own bits;
+ *   - a strided batch (cublasGemmStridedBatchedEx, a row of entry
+ *     gemm_batched): checked on its own, then served, every item bit-equal
+ *     to cublasLtMatmul with the row's algorithm and the batch in its
+ *     layouts, in A/B mode too; with gaps between its outputs it forwards
+ *     (batched) and gets cuBLAS's own bits.
  * Exits 77 without a GPU. */
 #define _GNU_SOURCE
 #include <cublasLt.h>
@@ -88,7 +93,8 @@ static uint64_t count(const char *route, gs_reason r) { return gs_tally_count(ro
 static gs_lt_fns fns(void)
 {
   gs_lt_fns f = { cublasLtCreate, cublasLtMatmulDescInit_internal, cublasLtMatmulDescSetAttribute,
-                  cublasLtMatrixLayoutInit_internal, cublasLtMatmulAlgoInit,
+                  cublasLtMatrixLayoutInit_internal, cublasLtMatrixLayoutSetAttribute,
+                  cublasLtMatmulAlgoInit,
                   cublasLtMatmulAlgoConfigSetAttribute, cublasLtMatmulAlgoConfigGetAttribute,
                   real_lt };
   return f;
@@ -215,14 +221,14 @@ static gs_lt_algo heuristic_of(const lt_call *x)
                                       CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE));
 }
 
-/* The relative Frobenius difference of two BF16 m x n results. */
-static double rel_diff(const uint16_t *x, const uint16_t *y)
+/* The relative Frobenius difference of two BF16 results of n elements. */
+static double rel_diff_n(const uint16_t *x, const uint16_t *y, size_t n)
 {
-  static uint16_t hx[M * N], hy[M * N];
-  CU(cudaMemcpy(hx, x, sizeof hx, cudaMemcpyDeviceToHost));
-  CU(cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost));
+  uint16_t *hx = malloc(n * 2), *hy = malloc(n * 2);
+  CU(cudaMemcpy(hx, x, n * 2, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hy, y, n * 2, cudaMemcpyDeviceToHost));
   double num = 0, den = 0;
-  for (int i = 0; i < M * N; i++) {
+  for (size_t i = 0; i < n; i++) {
     uint32_t ux = (uint32_t)hx[i] << 16, uy = (uint32_t)hy[i] << 16;
     float fx, fy;
     memcpy(&fx, &ux, 4);
@@ -230,7 +236,14 @@ static double rel_diff(const uint16_t *x, const uint16_t *y)
     num += ((double)fx - fy) * ((double)fx - fy);
     den += (double)fy * fy;
   }
+  free(hx);
+  free(hy);
   return sqrt(num / den);
+}
+
+static double rel_diff(const uint16_t *x, const uint16_t *y)
+{
+  return rel_diff_n(x, y, (size_t)M * N);
 }
 
 /* C = 1.5 op(A) op(B) + 0.5 C0 through the shim's cublasGemmEx. */
@@ -245,6 +258,100 @@ static void gemmex(cublasHandle_t h, int ta, int tb, const float *alpha, const f
 }
 
 static const char *const layouts[4] = { "NN", "TN", "NT", "TT" };
+
+/* ---- a strided batch: TN, BATCH items of BM x BN x BK, packed ---------- */
+#define BM 256
+#define BN 128
+#define BK 64
+#define BATCH 16
+static uint16_t *bA, *bB, *bC0, *bC, *bR;   /* every item's, one after the other */
+static const int64_t s_a = (int64_t)BK * BM, s_b = (int64_t)BK * BN, s_c = (int64_t)BM * BN;
+typedef cublasStatus_t (*gemm_strided_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
+                                           int, int, int, const void *, const void *, cudaDataType,
+                                           int, long long, const void *, cudaDataType, int,
+                                           long long, const void *, void *, cudaDataType, int,
+                                           long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+static gemm_strided_fn real_strided;
+
+static void describe_batch(gs_gemm *g, gs_kernel_args *a, const float *ab)
+{
+  memset(g, 0, sizeof *g);
+  g->is_batched_api = 1;
+  g->a_type = g->b_type = g->c_type = g->d_type = CUDA_R_16BF;
+  g->compute_type = CUBLAS_COMPUTE_32F;
+  g->scale_type = CUDA_R_32F;
+  g->trans_a = CUBLAS_OP_T, g->trans_b = CUBLAS_OP_N;
+  g->m = BM, g->n = BN, g->k = BK, g->batch = BATCH;
+  g->lda = BK, g->ldb = BK, g->ldc = g->ldd = BM;
+  g->stride_a = s_a, g->stride_b = s_b, g->stride_c = g->stride_d = s_c;
+  g->math_mode = CUBLAS_DEFAULT_MATH;
+  g->epilogue = GS_NONE;
+  memset(a, 0, sizeof *a);
+  a->m = BM, a->n = BN, a->k = BK, a->trans_a = 1, a->trans_b = 0;
+  a->A = bA, a->lda = BK, a->B = bB, a->ldb = BK;
+  a->C = bR, a->ldc = BM, a->D = bR, a->ldd = BM;
+  a->batch = BATCH, a->stride_a = s_a, a->stride_b = s_b, a->stride_c = a->stride_d = s_c;
+  a->alpha = ab[0], a->beta = ab[1];
+}
+
+static gs_lt_algo batch_heuristic(void)
+{
+  static const float ab[2] = { 1.5f, 0.5f };
+  gs_gemm g;
+  gs_kernel_args a;
+  describe_batch(&g, &a, ab);
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, NULL, &mm));
+  return last_offered((cublasLtMatmulDesc_t)&mm.desc, (cublasLtMatrixLayout_t)&mm.layout[0],
+                      (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
+                      (cublasLtMatrixLayout_t)&mm.layout[3], 0, CUBLASLT_REDUCTION_SCHEME_MASK);
+}
+
+/* bR = the real cublasLtMatmul with algo and the batch in its layouts,
+ * from bC0 */
+static void batch_reference(const gs_lt_algo *algo)
+{
+  static const float ab[2] = { 1.5f, 0.5f };
+  gs_gemm g;
+  gs_kernel_args a;
+  describe_batch(&g, &a, ab);
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CU(cudaMemcpy(bR, bC0, (size_t)s_c * BATCH * 2, cudaMemcpyDeviceToDevice));
+  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, algo, &mm));
+  CB(real_lt(lt, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, bA,
+             (cublasLtMatrixLayout_t)&mm.layout[0], bB, (cublasLtMatrixLayout_t)&mm.layout[1],
+             mm.beta, bR, (cublasLtMatrixLayout_t)&mm.layout[2], bR,
+             (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace, mm.workspace_size, 0));
+  CU(cudaDeviceSynchronize());
+}
+
+/* bC = 1.5 op(A_i) B_i + 0.5 bC0_i through the shim (or past it: real),
+ * item i's output at i * stride_c */
+static void strided(cublasHandle_t h, int64_t stride_c, int real)
+{
+  static const float alpha = 1.5f, beta = 0.5f;
+  CU(cudaMemset(bC, 0, (size_t)s_c * BATCH * 2 + 64 * BATCH * 2));
+  CU(cudaMemcpy2D(bC, (size_t)stride_c * 2, bC0, (size_t)s_c * 2, (size_t)s_c * 2, BATCH,
+                  cudaMemcpyDeviceToDevice));
+  CB((real ? real_strided : cublasGemmStridedBatchedEx)(
+      h, CUBLAS_OP_T, CUBLAS_OP_N, BM, BN, BK, &alpha, bA, CUDA_R_16BF, BK, s_a, bB, CUDA_R_16BF,
+      BK, s_b, &beta, bC, CUDA_R_16BF, BM, stride_c, BATCH, CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  CU(cudaDeviceSynchronize());
+}
+
+/* Every item's output equal, bit for bit, to bR's (x's items stride_c apart). */
+static int batch_same(const uint16_t *x, int64_t stride_c)
+{
+  static uint16_t hx[(BM * BN + 64) * BATCH], hr[BM * BN * BATCH];
+  CU(cudaMemcpy(hx, x, (size_t)stride_c * BATCH * 2, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hr, bR, sizeof hr, cudaMemcpyDeviceToHost));
+  for (int i = 0; i < BATCH; i++)
+    if (memcmp(hx + (size_t)i * stride_c, hr + (size_t)i * s_c, (size_t)s_c * 2)) return 0;
+  return 1;
+}
 
 /* The table: this GPU's validators and the rows given. */
 static void write_table(const char *path, const char *rows)
@@ -288,7 +395,8 @@ int main(void)
   }
   *(void **)&real_gemmex = dlsym(RTLD_NEXT, "cublasGemmEx");
   *(void **)&real_lt = dlsym(RTLD_NEXT, "cublasLtMatmul");
-  if (!real_gemmex || !real_lt) {
+  *(void **)&real_strided = dlsym(RTLD_NEXT, "cublasGemmStridedBatchedEx");
+  if (!real_gemmex || !real_lt || !real_strided) {
     fprintf(stderr, "check_lt_route: the real cuBLAS is not reachable\n");
     return 1;
   }
@@ -304,6 +412,13 @@ int main(void)
   CU(cudaMalloc((void **)&R, (size_t)M * N * 2));
   CU(cudaMalloc(&ws, WS_BYTES));
   fill(A, big, 1), fill(B, big, 2), fill(C0, (size_t)M * N, 3);
+  CU(cudaMalloc((void **)&bA, (size_t)s_a * BATCH * 2));
+  CU(cudaMalloc((void **)&bB, (size_t)s_b * BATCH * 2));
+  CU(cudaMalloc((void **)&bC0, (size_t)s_c * BATCH * 2));
+  CU(cudaMalloc((void **)&bC, ((size_t)s_c + 64) * BATCH * 2));
+  CU(cudaMalloc((void **)&bR, (size_t)s_c * BATCH * 2));
+  fill(bA, (size_t)s_a * BATCH, 5), fill(bB, (size_t)s_b * BATCH, 6);
+  fill(bC0, (size_t)s_c * BATCH, 7);
 
   /* the algorithms: each layout's, a BLAS call's (no workspace) and a
    * cublasLtMatmul call's (its workspace), as rows */
@@ -336,6 +451,13 @@ int main(void)
   used += (size_t)snprintf(rows + used, sizeof rows - used,
                            "lt,bf16,bf16,bf16,32f,TN,bias,%d,%d,%d,1,16,cublaslt,-,1.5,%s\n", M,
                            N, K, text);
+  const gs_lt_algo batch_algo = batch_heuristic();
+  gs_lt_algo_format(&batch_algo, text);
+  printf("cublasGemmStridedBatchedEx TN %dx%dx%d, %d items: %s%s\n", BM, BN, BK, BATCH, text,
+         batch_algo.has_raw ? " (raw)" : "");
+  used += (size_t)snprintf(rows + used, sizeof rows - used,
+                           "gemm_batched,bf16,bf16,bf16,32f,TN,-,%d,%d,%d,%d,16,cublaslt,-,1.5,%s\n",
+                           BM, BN, BK, BATCH, text);
   char path[256];
   snprintf(path, sizeof path, "%s/gs-lt-route-%d.csv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
            (int)getpid());
@@ -465,6 +587,48 @@ int main(void)
     cublasLtMatrixLayoutDestroy(x.c);
     cublasLtMatrixLayoutDestroy(x.d);
     cublasLtMatmulDescDestroy(x.desc);
+  }
+
+  /* a strided batch: its own check (path 1), then the route; in A/B mode;
+   * with gaps between the outputs, cuBLAS's */
+  {
+    batch_reference(&batch_algo);
+    uint64_t sc = count("cublas", GS_R_SELFCHECK), ours = count("cublaslt", GS_R_ROUTED);
+    strided(h, s_c, 0);
+    int checked = count("cublas", GS_R_SELFCHECK) == sc + 1;
+    for (int i = 0; i < 4 && count("cublaslt", GS_R_ROUTED) == ours; i++) strided(h, s_c, 0);
+    verdict("a strided batch: self-checked on its own, then served by the route, every item "
+            "bit-equal to cublasLtMatmul with the row's algorithm and the batch in its layouts",
+            checked && count("cublaslt", GS_R_ROUTED) == ours + 1 && batch_same(bC, s_c));
+    setenv("GEMMSHIM_AB", "1", 1);
+    setenv("GEMMSHIM_AB_MODE", "use", 1);
+    gs_config_reload();
+    uint64_t compared = count("cublaslt", GS_R_AB_COMPARED);
+    strided(h, s_c, 0);
+    verdict("a strided batch in A/B use: the route serves, compared with cuBLAS, bit-equal",
+            count("cublaslt", GS_R_AB_COMPARED) == compared + 1 && batch_same(bC, s_c));
+    unsetenv("GEMMSHIM_AB");
+    unsetenv("GEMMSHIM_AB_MODE");
+    gs_config_reload();
+    /* close to cuBLAS's own batched GemmEx, past the shim */
+    strided(h, s_c, 1);
+    double d = rel_diff_n(bC, bR, (size_t)s_c * BATCH);
+    char what[200];
+    snprintf(what, sizeof what, "a strided batch: the route's result within 1e-2 of cuBLAS's "
+             "cublasGemmStridedBatchedEx (relative Frobenius difference %.2e)", d);
+    verdict(what, d < 1e-2);
+    /* outputs 64 elements apart: not one matrix; cuBLAS serves, its own bits */
+    strided(h, s_c + 64, 1);
+    static uint16_t want[(BM * BN + 64) * BATCH], got[(BM * BN + 64) * BATCH];
+    CU(cudaMemcpy(want, bC, sizeof want, cudaMemcpyDeviceToHost));
+    uint64_t fwd = count("cublas", GS_R_BATCHED);
+    ours = count("cublaslt", GS_R_ROUTED);
+    strided(h, s_c + 64, 0);
+    CU(cudaMemcpy(got, bC, sizeof got, cudaMemcpyDeviceToHost));
+    verdict("a strided batch with gaps between its outputs: forwarded (batched), cuBLAS's own "
+            "bits",
+            count("cublas", GS_R_BATCHED) == fwd + 1 && count("cublaslt", GS_R_ROUTED) == ours &&
+                !memcmp(want, got, sizeof want));
   }
 
   /* the raw form, and a BLAS row whose algorithm needs workspace */

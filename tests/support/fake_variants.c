@@ -120,7 +120,7 @@ const gs_variant lt_variant = {
   .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE | GS_EPI_BIAS, .bias_type = GS_NONE,
   .elem_bytes = 2, .align_bytes = 2, .m_mult = 1, .n_mult = 1, .k_mult = 1,
   .data_type = GS_NONE, .honours_sm_target = 1, .selfcheck_tol = 1e-2,
-  .runs_cublaslt = 1,
+  .runs_cublaslt = 1, .takes_batch = 1,
 };
 
 const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant,
