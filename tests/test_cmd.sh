@@ -937,6 +937,33 @@ grep -qx 'lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,kern_bf16,10.00,1.1000,
 grep -q '^lt,bf16,bf16,bf16,32f,TN,bias,4096,8,4096,1,16,1048576\.\.33554432,kern_bf16,1,measured,' measurements-lt-log-table.csv ||
   bad "measurements-lt-log-table.csv does not give the two workspaces"
 
+check "tune: a strided-batched call: made as the program made it; cuBLASLt's algorithms take a batch"
+printf '256 256 8192 NN bf16 batched 128\n256 64 256 NT f32 batched 128\n4096 8 4096 TN bf16 batched 1\n' >batched-shapes.txt
+rm -f "$FAKE_BENCH_LOG" "$FAKE_BENCH_LOG.shapes"
+genv FAKE_BENCH_LT=1 -- tune --bench "$FAKE_BENCH" --shapes batched-shapes.txt -o batched.csv --preheat-ms 0
+expect_rc 0
+grep -qx "gemm_batched,bf16,bf16,bf16,32f,NN,-,256,256,8192,128,16,cublaslt,10.00,1.0800,$ALGO2,plain" batched.csv ||
+  bad "batched.csv does not route the batch of 128 to cuBLASLt's second algorithm: $(grep '^gemm' batched.csv)"
+# one item through the batched entry: our kernels take it
+grep -qx 'gemm_batched,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,1.1000,-,pdl' batched.csv ||
+  bad "batched.csv does not route the batched entry's single item to kern_bf16: $(grep '^gemm' batched.csv)"
+grep -q 'not measured: gemm_batched f32 NT - 256x64x256 batch 128: no candidate takes a batch of FP32' "$T/err" ||
+  bad "no reason given for the FP32 batch: $(cat "$T/err")"
+grep -q 'tune \[1/2, .*\] bf16 NN 256x256x8192 batch 128: cublaslt at 1.080x' "$T/err" ||
+  bad "no reason given for the FP32 batch: $(cat "$T/err")"
+grep -q '^gemm_batched,f32' batched.csv && bad "the FP32 batch got a row"
+# every bench run of a batched call made the strided-batched call, with its count
+S="$FAKE_BENCH_LOG.shapes"
+[ "$(grep -c '^256 256 8192 NN' "$S")" -ge 4 ] &&
+  [ "$(grep -c '^256 256 8192 NN x128: ' "$S")" = "$(grep -c '^256 256 8192 NN' "$S")" ] &&
+  [ "$(grep -c '^4096 8 4096 TN' "$S")" -ge 4 ] &&
+  [ "$(grep -c '^4096 8 4096 TN x1: ' "$S")" = "$(grep -c '^4096 8 4096 TN' "$S")" ] ||
+  bad "not every bench run of a batched call made it batched: $(cat "$S")"
+printf '256 256 64 NN bf16 batched 0\n' >bad-batched-shapes.txt
+gs tune --bench "$FAKE_BENCH" --shapes bad-batched-shapes.txt -o none.csv
+expect_rc 2
+grep -q '"batched N" (items 1 .. 2^31 - 1)' "$T/err" || bad "no message naming the batched form: $(cat "$T/err")"
+
 check "tune: a bad cuBLASLt line in a shape file"
 printf '4096 8 4096 TN bf16 lt -1\n' >bad-lt-shapes.txt
 gs tune --bench "$FAKE_BENCH" --shapes bad-lt-shapes.txt -o none.csv

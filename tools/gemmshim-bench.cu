@@ -10,9 +10,12 @@
  * NAME is a name of the kernel table (dispatch/variants.h). All the bench
  * knows of a kernel comes from its entry: data type, class of calls,
  * launcher, whether it honours an SM-count target, accuracy bound; no code
- * here is specific to one kernel. Shape file: one "m n k layout" per line
- * (layout NN, TN, NT or TT: op(A) then op(B), as cuBLAS's transa/transb),
- * '#' starts a comment.
+ * here is specific to one kernel. Shape file: one "m n k layout [batch]"
+ * per line (layout NN, TN, NT or TT: op(A) then op(B), as cuBLAS's
+ * transa/transb; batch: the call is the strided-batched entry,
+ * cublasGemmStridedBatchedEx or cublasSgemmStridedBatched, of that many
+ * items, each matrix right after the one before, and its error is checked
+ * on the first and the last item), '#' starts a comment.
  *
  * The cuBLAS reference, by the entry's data type: CUDA_R_32F: cublasSgemm
  * in CUBLAS_DEFAULT_MATH (strict FP32, also beside an FP32 tensor-core
@@ -464,17 +467,25 @@ static double now_us() {
 }
 
 /* ----------------------------------------------------------------- problem */
-/* Tight leading dimensions, as a framework's contiguous tensors have. */
+/* Tight leading dimensions, as a framework's contiguous tensors have.
+ * batched: a strided-batched call of `batch` items (the shape line's fifth
+ * field), each matrix right after the one before, as a framework's batched
+ * tensors lie; the *_elems are one item's, the *_all every item's. */
 struct Problem {
   int64_t m, n, k;
   int ta, tb;
   int64_t lda, ldb, ldc;
+  bool batched;
+  int64_t batch;
   int64_t a_elems() const { return lda * (ta ? m : k); }
   int64_t b_elems() const { return ldb * (tb ? k : n); }
   int64_t c_elems() const { return ldc * n; }
+  int64_t a_all() const { return a_elems() * batch; }
+  int64_t b_all() const { return b_elems() * batch; }
+  int64_t c_all() const { return c_elems() * batch; }
 };
 static Problem make_problem(int64_t m, int64_t n, int64_t k, int ta, int tb) {
-  return Problem{m, n, k, ta, tb, ta ? k : m, tb ? n : k, m};
+  return Problem{m, n, k, ta, tb, ta ? k : m, tb ? n : k, m, false, 1};
 }
 static const char *layout_name(int ta, int tb) {
   static const char *names[2][2] = {{"NN", "NT"}, {"TN", "TT"}};
@@ -553,8 +564,14 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
   g.algo = f32 ? GS_NONE : CUBLAS_GEMM_DEFAULT_TENSOR_OP;
   g.scale_type = g.epilogue = g.bias_type = GS_NONE;
   g.trans_a = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  g.m = p.m, g.n = p.n, g.k = p.k, g.batch = 1;
+  g.m = p.m, g.n = p.n, g.k = p.k, g.batch = p.batch;
   g.lda = p.lda, g.ldb = p.ldb, g.ldc = g.ldd = p.ldc;
+  if (p.batched) {
+    /* interpose.c's describe_blas of the strided-batched entry */
+    g.is_batched_api = 1;
+    g.entry_name = f32 ? "cublasSgemmStridedBatched" : "cublasGemmStridedBatchedEx";
+    g.stride_a = p.a_elems(), g.stride_b = p.b_elems(), g.stride_c = g.stride_d = p.c_elems();
+  }
   g.A = A, g.B = B, g.C = C, g.D = C;
   g.alpha = &k_one, g.beta = &k_zero;
   g.state_loaded = 1, g.pointer_mode = CUBLAS_POINTER_MODE_HOST, g.stream = nullptr;
@@ -563,6 +580,7 @@ static gs_gemm describe(const Bench &b, const Problem &p, const void *A, const v
     /* the same call as cublasLtMatmul describes it (interpose.c's
      * describe_lt): D is C, the bias of the output's type */
     g.is_lt = 1, g.entry_name = "cublasLtMatmul", g.algo = GS_NONE, g.math_mode = GS_NONE;
+    g.is_batched_api = 0;   /* a batch is in its layouts (describe_lt) */
     g.compute_type = CUBLAS_COMPUTE_32F, g.scale_type = CUDA_R_32F, g.epilogue = b.epilogue;
     g.bias = b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
     g.bias_type = b.dtype;
@@ -664,6 +682,8 @@ static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *
   a.m = p.m, a.n = p.n, a.k = p.k, a.trans_a = p.ta, a.trans_b = p.tb;
   a.A = A, a.lda = p.lda, a.B = B, a.ldb = p.ldb;
   a.C = C, a.ldc = p.ldc, a.D = C, a.ldd = p.ldc;
+  a.batch = p.batch;
+  if (p.batched) a.stride_a = p.a_elems(), a.stride_b = p.b_elems(), a.stride_c = a.stride_d = p.c_elems();
   a.alpha = k_one, a.beta = k_zero, a.stream = 0;
   a.bias = b.lt_call && b.epilogue == CUBLASLT_EPILOGUE_BIAS ? b.bias : nullptr;
   a.sm_limit = b.sm_target, a.device = b.device, a.ctx_id = b.ctx_id;
@@ -674,21 +694,34 @@ static gs_kernel_args kernel_args(const Bench &b, const Problem &p, const void *
 
 static void run_cublas(const Bench &b, const Problem &p, const float *A, const float *B,
                        float *C) {
-  CKB(cublasSgemm(b.h, p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, p.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  (int)p.m, (int)p.n, (int)p.k, &k_one, A, (int)p.lda, B, (int)p.ldb, &k_zero, C,
-                  (int)p.ldc));
+  const cublasOperation_t ta = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (p.batched)
+    CKB(cublasSgemmStridedBatched(b.h, ta, tb, (int)p.m, (int)p.n, (int)p.k, &k_one, A,
+                                  (int)p.lda, p.a_elems(), B, (int)p.ldb, p.b_elems(), &k_zero, C,
+                                  (int)p.ldc, p.c_elems(), (int)p.batch));
+  else
+    CKB(cublasSgemm(b.h, ta, tb, (int)p.m, (int)p.n, (int)p.k, &k_one, A, (int)p.lda, B,
+                    (int)p.ldb, &k_zero, C, (int)p.ldc));
+}
+/* cublasGemmEx, or cublasGemmStridedBatchedEx, of 16-bit data. */
+static void run_cublas_ex(const Bench &b, const Problem &p, const void *A, const void *B, void *C,
+                          cudaDataType t) {
+  const cublasOperation_t ta = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (p.batched)
+    CKB(cublasGemmStridedBatchedEx(b.h, ta, tb, (int)p.m, (int)p.n, (int)p.k, &k_one, A, t,
+                                   (int)p.lda, p.a_elems(), B, t, (int)p.ldb, p.b_elems(), &k_zero,
+                                   C, t, (int)p.ldc, p.c_elems(), (int)p.batch,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  else
+    CKB(cublasGemmEx(b.h, ta, tb, (int)p.m, (int)p.n, (int)p.k, &k_one, A, t, (int)p.lda, B, t,
+                     (int)p.ldb, &k_zero, C, t, (int)p.ldc, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT_TENSOR_OP));
 }
 static void run_cublas(const Bench &b, const Problem &p, const bf16 *A, const bf16 *B, bf16 *C) {
-  CKB(cublasGemmEx(b.h, p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, p.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   (int)p.m, (int)p.n, (int)p.k, &k_one, A, CUDA_R_16BF, (int)p.lda, B,
-                   CUDA_R_16BF, (int)p.ldb, &k_zero, C, CUDA_R_16BF, (int)p.ldc,
-                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  run_cublas_ex(b, p, A, B, C, CUDA_R_16BF);
 }
 static void run_cublas(const Bench &b, const Problem &p, const f16 *A, const f16 *B, f16 *C) {
-  CKB(cublasGemmEx(b.h, p.ta ? CUBLAS_OP_T : CUBLAS_OP_N, p.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
-                   (int)p.m, (int)p.n, (int)p.k, &k_one, A, CUDA_R_16F, (int)p.lda, B,
-                   CUDA_R_16F, (int)p.ldb, &k_zero, C, CUDA_R_16F, (int)p.ldc,
-                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  run_cublas_ex(b, p, A, B, C, CUDA_R_16F);
 }
 
 /* cuBLAS's side of a --lt-call (below, beside the route's cuBLASLt code). */
@@ -877,7 +910,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   *why = b.self ? GS_R_ROUTED : fits(b, describe(b, p, nullptr, nullptr, nullptr), false);
   if (*why != GS_R_ROUTED) return OUTSIDE;
 
-  const double set_bytes = (double)(p.a_elems() + p.b_elems() + p.c_elems()) * es;
+  const double set_bytes = (double)(p.a_all() + p.b_all() + p.c_all()) * es;
   const double target = 3.0 * 60e6 * 1.2; /* > 3x L2 */
   int nsets = (int)std::min(64.0, std::max(1.0, ceil(target / set_bytes)));
   /* bound memory: at most ~24 GB of rotating sets */
@@ -885,18 +918,18 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   row.nsets = nsets;
 
   std::vector<T *> A(nsets), B(nsets), C(nsets);
-  a_sets<T>(b, p.a_elems(), nsets, A);
+  a_sets<T>(b, p.a_all(), nsets, A);
   for (int s = 0; s < nsets; ++s) {
-    CK(cudaMalloc(&B[s], p.b_elems() * es));
-    CK(cudaMalloc(&C[s], p.c_elems() * es));
-    fill_data(B[s], p.b_elems(), 1001 + 3 * s, b.dist);
-    fill_data(C[s], p.c_elems(), 1002 + 3 * s, b.dist);
+    CK(cudaMalloc(&B[s], p.b_all() * es));
+    CK(cudaMalloc(&C[s], p.c_all() * es));
+    fill_data(B[s], p.b_all(), 1001 + 3 * s, b.dist);
+    fill_data(C[s], p.c_all(), 1002 + 3 * s, b.dist);
   }
   T *Do, *Dc;
   double *ref, *dsums;
   const int64_t nsamp = std::min<int64_t>(p.n, 256);
-  CK(cudaMalloc(&Do, p.c_elems() * es));
-  CK(cudaMalloc(&Dc, p.c_elems() * es));
+  CK(cudaMalloc(&Do, p.c_all() * es));
+  CK(cudaMalloc(&Dc, p.c_all() * es));
   CK(cudaMalloc(&ref, p.m * nsamp * 8));
   CK(cudaMalloc(&dsums, 16));
   auto release = [&]() {
@@ -928,18 +961,13 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   const gs_kernel_args ka0 = kernel_args(b, p, A[0], B[0], Do);
   row.path = v->path_of && !b.self ? v->path_of(&ka0) : -1;
 
-  /* error first: set 0, C and outputs poisoned, beta = 0 */
-  fill_nan(C[0], p.c_elems());
-  fill_nan(Do, p.c_elems());
-  fill_nan(Dc, p.c_elems());
-  reference<T>(p, A[0], B[0], nsamp, ref);
-  if (ka0.bias) {
-    add_bias<T><<<256, 256>>>(ref, (const T *)ka0.bias, p.m, nsamp);
-    CKL();
-  }
+  /* error first: set 0, C and outputs poisoned, beta = 0; a batch's
+   * first and last items, each side's worse error */
+  fill_nan(C[0], p.c_all());
+  fill_nan(Do, p.c_all());
+  fill_nan(Dc, p.c_all());
   cublas_side(b, p, A[0], B[0], Dc);
   CK(cudaDeviceSynchronize());
-  row.cub_err = rel_err(p, Dc, ref, nsamp, dsums);
   gs_kstatus st = launch(A[0], B[0], Do);
   /* the route cublaslt: cuBLASLt refused or failed this algorithm (said
    * on the shape's line); the others are still measured */
@@ -948,7 +976,19 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
     die("%s: launch status %d for %lld x %lld x %lld %s\n", v->name, (int)st, (long long)p.m,
         (long long)p.n, (long long)p.k, layout_name(p.ta, p.tb));
   CK(cudaDeviceSynchronize());
-  row.ours_err = rel_err(p, Do, ref, nsamp, dsums);
+  row.cub_err = row.ours_err = 0;
+  auto worse = [](double x, double y) { return x != x || y != y ? NAN : std::max(x, y); };
+  const int64_t checked[2] = {0, p.batch - 1};
+  for (int c = 0; c < (p.batch > 1 ? 2 : 1); ++c) {
+    const int64_t i = checked[c];
+    reference<T>(p, A[0] + i * p.a_elems(), B[0] + i * p.b_elems(), nsamp, ref);
+    if (ka0.bias) {
+      add_bias<T><<<256, 256>>>(ref, (const T *)ka0.bias, p.m, nsamp);
+      CKL();
+    }
+    row.cub_err = worse(row.cub_err, rel_err(p, Dc + i * p.c_elems(), ref, nsamp, dsums));
+    row.ours_err = worse(row.ours_err, rel_err(p, Do + i * p.c_elems(), ref, nsamp, dsums));
+  }
 
   /* timing. Sides: 0 ours, 1 cuBLAS; with --roofline also 2 the read
    * ceiling (the weight's bytes from the set's A) and 3 the launch floor.
@@ -959,7 +999,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   static const std::vector<ReadCfg> cfgs = read_cfgs();
   int rc = 0; /* the read configuration in use */
   long next_set = 0;
-  const size_t b_words = (size_t)p.b_elems() * es / 4;
+  const size_t b_words = (size_t)p.b_all() * es / 4;
   auto produce = [&](int s) {
     const unsigned blocks = (unsigned)std::min<size_t>((b_words + 255) / 256, (size_t)b.sms);
     produce_kernel<<<std::max(1u, blocks), 256>>>(reinterpret_cast<uint32_t *>(B[s]), b_words, 0u);
@@ -1096,7 +1136,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
     }
   row.mhz = clocks.empty() ? probe_clock_mhz() : (int)median(clocks);
   row.watts = watts.empty() ? -1 : (int)median(watts);
-  const double flop = 2.0 * p.m * p.n * p.k;
+  const double flop = 2.0 * p.m * p.n * p.k * p.batch;
   row.ours_us = median(t[0]) * 1e3;
   row.cub_us = median(t[1]) * 1e3;
   row.ours_tf = flop / (row.ours_us * 1e-6) / 1e12;
@@ -1196,6 +1236,7 @@ static void usage() {
           "  Frobenius error and worst |D - ref| / (|A| |B|); exit 1 when a shape's\n"
           "  median ratio is over 1.0 or its worst over 1.1 (either measure; not\n"
           "  with --report-only), on a NaN error, or when no shape was measured.\n"
+          "  Shape file: \"m n k layout [batch]\" a line; batch: a strided-batched call.\n"
           "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
           "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n"
           "  --after-producer: a kernel that rewrites op(B) before every call of every\n"
@@ -1245,21 +1286,23 @@ static std::vector<Problem> read_shapes(const char *path) {
   for (int ln = 1; fgets(line, sizeof line, f); ++ln) {
     char *hash = strchr(line, '#');
     if (hash) *hash = 0;
-    long long m, n, k;
+    long long m, n, k, batch = 1;
     char lay[8], extra[2];
-    int got = sscanf(line, "%lld %lld %lld %7s %1s", &m, &n, &k, lay, extra);
+    int got = sscanf(line, "%lld %lld %lld %7s %lld %1s", &m, &n, &k, lay, &batch, extra);
     if (got <= 0) continue; /* blank or comment */
     int ta = -1, tb = -1;
-    if (got == 4 && strlen(lay) == 2) {
+    if ((got == 4 || got == 5) && strlen(lay) == 2) {
       const int a0 = toupper((unsigned char)lay[0]), a1 = toupper((unsigned char)lay[1]);
       ta = a0 == 'N' ? 0 : a0 == 'T' ? 1 : -1;
       tb = a1 == 'N' ? 0 : a1 == 'T' ? 1 : -1;
     }
-    if (got != 4 || ta < 0 || tb < 0 || m < 1 || n < 1 || k < 1 || m > INT_MAX || n > INT_MAX ||
-        k > INT_MAX)
-      die("%s:%d: expected \"m n k layout\" (dims 1 .. %d, layout NN, TN, NT or TT)\n", path, ln,
-          INT_MAX);
-    out.push_back(make_problem(m, n, k, ta, tb));
+    if ((got != 4 && got != 5) || ta < 0 || tb < 0 || m < 1 || n < 1 || k < 1 || m > INT_MAX ||
+        n > INT_MAX || k > INT_MAX || batch < 1 || batch > INT_MAX)
+      die("%s:%d: expected \"m n k layout [batch]\" (dims and batch 1 .. %d, layout NN, TN, NT "
+          "or TT)\n", path, ln, INT_MAX);
+    Problem p = make_problem(m, n, k, ta, tb);
+    if (got == 5) p.batched = true, p.batch = batch;
+    out.push_back(p);
   }
   fclose(f);
   if (out.empty()) die("%s: no shapes\n", path);
@@ -1346,6 +1389,7 @@ static gs_lt_fns lt_functions() {
   f.desc_init = cublasLtMatmulDescInit_internal;
   f.desc_set = cublasLtMatmulDescSetAttribute;
   f.layout_init = cublasLtMatrixLayoutInit_internal;
+  f.layout_set = cublasLtMatrixLayoutSetAttribute;
   f.algo_init = cublasLtMatmulAlgoInit;
   f.algo_set = cublasLtMatmulAlgoConfigSetAttribute;
   f.algo_get = cublasLtMatmulAlgoConfigGetAttribute;
@@ -1714,6 +1758,9 @@ int main(int argc, char **argv) {
     b.no_pdl = !on;
   }
   const std::vector<Problem> shapes = read_shapes(shapes_path);
+  for (const Problem &p : shapes)
+    if (p.batched && (roofline || accuracy))
+      die("%s: --roofline and --accuracy take shapes without a batch field\n", shapes_path);
 
   use_device(device);
   b.device = device;
@@ -1852,7 +1899,7 @@ int main(int argc, char **argv) {
     fputs(v->runs_cublaslt ? ",ours_host_us,cublas_host_us,lt_rank,lt_rebuilt,lt_within_bound,lt_algo"
                            : "",
           out);
-    fputs(",launch\n", out);
+    fputs(",launch,batch\n", out);
     fflush(out);
   }
   if (preheat_ms > 0) preheat(b, preheat_ms);
@@ -1870,6 +1917,8 @@ int main(int argc, char **argv) {
     char shape[64];
     snprintf(shape, sizeof shape, "%lld %lld %lld", (long long)p.m, (long long)p.n,
              (long long)p.k);
+    if (p.batched)
+      snprintf(shape + strlen(shape), sizeof shape - strlen(shape), " x%lld", (long long)p.batch);
     if (b.lt_call && !pick_app_algo(b, p)) {
       printf("%-22s %-3s   cuBLASLt has no algorithm for the call (not timed)\n", shape, lay);
       fflush(stdout);
@@ -1931,7 +1980,9 @@ int main(int argc, char **argv) {
         if (b.algo)
           fprintf(out, ",%.2f,%.2f,%d,%d,%d,%s", r.ours_host_us, r.cub_host_us, cand.rank,
                   cand.rebuilt, (int)ok, algo_text);
-        fprintf(out, ",%s\n", ours_pdl ? "pdl" : "plain");
+        /* batch: the strided-batched call's items, "-" for the plain entry */
+        if (p.batched) fprintf(out, ",%s,%lld\n", ours_pdl ? "pdl" : "plain", (long long)p.batch);
+        else fprintf(out, ",%s,-\n", ours_pdl ? "pdl" : "plain");
         fflush(out);
       }
       if (!ok) bad = 1;

@@ -76,19 +76,24 @@ static int bench_aligned(const tn_key *k)
 }
 
 /* The bench makes: cublasGemmEx with A = B = C of one type, FP32 compute
- * (cublasSgemm for f32, in the default math mode), no epilogue, batch 1,
- * 16-byte aligned; or cublasLtMatmul with A = B = C = D of one type,
- * CUBLAS_COMPUTE_32F, the epilogue DEFAULT or BIAS (a bias of the output's
- * type) and the call's workspace. A call is measured only when it is one
- * of those. */
+ * (cublasSgemm for f32, in the default math mode), no epilogue, 16-byte
+ * aligned, or its strided-batched form (cublasGemmStridedBatchedEx,
+ * cublasSgemmStridedBatched) with the items packed; or cublasLtMatmul with
+ * A = B = C = D of one type, CUBLAS_COMPUTE_32F, the epilogue DEFAULT or
+ * BIAS (a bias of the output's type), the call's workspace, and a batch in
+ * its layouts. A call is measured only when it is one of those. */
 int tn_measurable(const tn_key *k, char *why, size_t len)
 {
   const char *no = NULL;
   const int lt = !strcmp(k->entry, "lt");
-  if (strcmp(k->entry, "gemm") && !lt)
-    no = !strcmp(k->entry, "gemm_batched") ? "batched calls are not measured yet"
-                                           : "the entry point is not known";
-  else if (k->batch != 1) no = "batched calls are not measured yet";
+  if (strcmp(k->entry, "gemm") && strcmp(k->entry, "gemm_batched") && !lt)
+    no = "the entry point is not known";
+  else if (k->batch < 1 || k->batch > 2147483647LL) no = "the batch count is not 1 .. 2^31 - 1";
+  else if (!strcmp(k->entry, "gemm") && k->batch != 1)
+    no = "a batch count on a plain GEMM entry (a log of another build?)";
+  else if (k->batch > 1 && !strcmp(k->a_type, "f32"))
+    no = "no candidate takes a batch of FP32 products (our kernels take one product a call; "
+         "cuBLASLt's algorithms route 16-bit data)";
   else if (strcmp(k->a_type, k->b_type) || strcmp(k->a_type, k->c_type) || !is_dtype(k->a_type))
     no = "only A = B = C of f32, bf16 or f16 is measured";
   else if (lt ? strcmp(k->epilogue, "default") && strcmp(k->epilogue, "bias")
@@ -113,6 +118,16 @@ int tn_measurable(const tn_key *k, char *why, size_t len)
     no = "the layout is not NN, TN, NT or TT";
   if (why && len) copy(why, len, no ? no : "");
   return no == NULL;
+}
+
+/* "MxNxK", then " batch B" for a strided batch (the batched entry, or a
+ * batch in cuBLASLt's layouts): the call as the progress lines name it. */
+static const char *dims_text(const tn_key *k, char out[96])
+{
+  int n = snprintf(out, 96, "%lldx%lldx%lld", k->m, k->n, k->k);
+  if (n > 0 && n < 96 && (!strcmp(k->entry, "gemm_batched") || k->batch != 1))
+    snprintf(out + n, 96 - (size_t)n, " batch %lld", k->batch);
+  return out;
 }
 
 void tn_plan_init(tn_plan *p) { memset(p, 0, sizeof *p); }
@@ -238,23 +253,26 @@ int tn_plan_add_shapes(tn_plan *p, const char *path, char err[TN_ERR_LEN])
     }
     const int lt = got >= 7 && got <= 8 && !strcmp(entry, "lt") && ws >= 0 &&
                    (!strcmp(epi, "default") || !strcmp(epi, "bias"));
-    if ((got != 5 && !lt) || !is_dtype(dt) || m < 1 || n < 1 || k < 1 || m > 2147483647LL ||
+    /* "batched N": the strided-batched entry with N items */
+    const int batched = got == 7 && !strcmp(entry, "batched") && ws >= 1 && ws <= 2147483647LL;
+    if ((got != 5 && !lt && !batched) || !is_dtype(dt) || m < 1 || n < 1 || k < 1 || m > 2147483647LL ||
         n > 2147483647LL || k > 2147483647LL || !strchr("NT", key.layout[0]) ||
         !key.layout[0] || !strchr("NT", key.layout[1]) || !key.layout[1]) {
       rc = tn_say(err, "%s:%d: expected \"m n k layout dtype\" (dims 1 .. 2^31 - 1, layout NN, TN, "
                     "NT or TT, dtype f32, bf16 or f16), then for a cuBLASLt call \"lt WORKSPACE "
-                    "[default|bias]\" (bytes 0 .. 2^31 - 1)", path, ln);
+                    "[default|bias]\" (bytes 0 .. 2^31 - 1), or for a strided-batched call "
+                    "\"batched N\" (items 1 .. 2^31 - 1)", path, ln);
       break;
     }
-    copy(key.entry, sizeof key.entry, lt ? "lt" : "gemm");
+    copy(key.entry, sizeof key.entry, lt ? "lt" : batched ? "gemm_batched" : "gemm");
     copy(key.a_type, sizeof key.a_type, dt);
     copy(key.b_type, sizeof key.b_type, dt);
     copy(key.c_type, sizeof key.c_type, dt);
     copy(key.compute, sizeof key.compute, strcmp(dt, "f32") || lt ? "32f" : "-");
     copy(key.epilogue, sizeof key.epilogue, lt ? epi : "-");
-    key.m = m, key.n = n, key.k = k, key.batch = 1, key.align = 16;
+    key.m = m, key.n = n, key.k = k, key.batch = batched ? ws : 1, key.align = 16;
     key.math_mode = lt ? -1 : 0;   /* a cuBLASLt call has none */
-    key.workspace = key.workspace_max = lt ? ws : -1;
+    key.workspace = key.workspace_max = lt ? ws : -1;   /* (batched: ws held N) */
     if (tn_plan_add(p, &key)) {
       rc = tn_say(err, "out of memory");
       break;
@@ -681,9 +699,9 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
       res->failed++;
       done++;
       if (ops->progress) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%s %s %lldx%lldx%lld: no kernel of this build takes %s calls; "
-                 "no row", k->a_type, k->layout, k->m, k->n, k->k, k->a_type);
+        char msg[256], dims[96];
+        snprintf(msg, sizeof msg, "%s %s %s: no kernel of this build takes %s calls; no row",
+                 k->a_type, k->layout, dims_text(k, dims), k->a_type);
         ops->progress(ops->ctx, done, todo, -1, msg);
       }
       continue;
@@ -752,9 +770,10 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
      * table. A call cuBLAS does not take (outside) is that call's alone. */
     const tn_sample *bad = self[0].outcome != TN_MEASURED ? &self[0] : &self[1];
     if (uncalibrated && !calibrated_any && bad->outcome != TN_OUTSIDE) {
-      rc = tn_say(err, "cuBLAS could not be measured on %s %s %lldx%lldx%lld (%s): %s", k->a_type,
-               k->layout, k->m, k->n, k->k, bad->outcome == TN_WRONG ? "wrong result" : "failed",
-               bad->why);
+      char dims[96];
+      rc = tn_say(err, "cuBLAS could not be measured on %s %s %s (%s): %s", k->a_type, k->layout,
+                  dims_text(k, dims), bad->outcome == TN_WRONG ? "wrong result" : "failed",
+                  bad->why);
       break;
     }
     size_t n_all = 0;
@@ -818,9 +837,9 @@ int tn_run(tn_plan *p, const tn_kernel *kernels, size_t n_kernels, const tn_run_
     res->tuned += calibrated;
     if (ops->progress) {
       const double now = ops->now(ops->ctx) - start;
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s %s %lldx%lldx%lld: %s%s", k->a_type, k->layout, k->m, k->n,
-               k->k, v.why, calibrated ? "" : "; no row");
+      char msg[1024], dims[96];
+      snprintf(msg, sizeof msg, "%s %s %s: %s%s", k->a_type, k->layout, dims_text(k, dims), v.why,
+               calibrated ? "" : "; no row");
       ops->progress(ops->ctx, done, todo, (now / (double)done) * (double)(todo - done), msg);
     }
   }

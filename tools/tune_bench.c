@@ -284,7 +284,12 @@ static int bench_run(tb_bench *b, const tn_key *k, const char *kernel, int self,
   tmp_path(b, "out.csv", csv);
   FILE *f = fopen(shape, "w");
   if (!f) return tn_say(err, "cannot write %s: %s", shape, strerror(errno));
-  fprintf(f, "%lld %lld %lld %s\n", k->m, k->n, k->k, k->layout);
+  /* the batched entry (even of one item) or a batch in cuBLASLt's
+   * layouts: the bench's fifth field */
+  if (!strcmp(k->entry, "gemm_batched") || k->batch != 1)
+    fprintf(f, "%lld %lld %lld %s %lld\n", k->m, k->n, k->k, k->layout, k->batch);
+  else
+    fprintf(f, "%lld %lld %lld %s\n", k->m, k->n, k->k, k->layout);
   if (fclose(f)) return tn_say(err, "cannot write %s: %s", shape, strerror(errno));
   unlink(csv);
   char dev[16], iters[16], preheat[16];

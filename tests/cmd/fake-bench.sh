@@ -2,7 +2,9 @@
 # A stand-in for gemmshim-bench, for gemmshim tune's tests (no GPU): the
 # answers of --identity, --list-csv and one shape's measurement, in the
 # bench's formats. Each call's arguments are appended to $FAKE_BENCH_LOG,
-# and for a measurement, "m n k layout: arguments" to $FAKE_BENCH_LOG.shapes.
+# and for a measurement, "m n k layout[ xBATCH]: arguments" to
+# $FAKE_BENCH_LOG.shapes. A batch above 1 is outside every kernel's class
+# (as the real table's: only the route cublaslt takes one).
 #   FAKE_BENCH_NO_GPU=1   every call fails as the bench does without a GPU
 # Ratios: cuBLAS against itself 1.001; kern_bf16 1.10 where m = 4096, else
 # 0.90; kern_f32 1.00; kern_f32_tc (opt-in only) 2.00; kern_bf16 takes
@@ -43,8 +45,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-read -r m n k layout <"$shapes" || exit 2
-[ -n "${FAKE_BENCH_LOG:-}" ] && echo "$m $n $k $layout: $args" >>"$FAKE_BENCH_LOG.shapes"
+read -r m n k layout batch <"$shapes" || exit 2
+[ -n "${FAKE_BENCH_LOG:-}" ] && echo "$m $n $k $layout${batch:+ x$batch}: $args" >>"$FAKE_BENCH_LOG.shapes"
 if [ "$kernel" = cublaslt ]; then
   A1='id=1;tile=18;splitk=1;reduction=0;swizzle=0;custom=0;stages=10;inner=0;cluster=0;workspace=0'
   A2='id=2;tile=20;splitk=1;reduction=0;swizzle=1;custom=0;stages=12;inner=0;cluster=0;workspace=0'
@@ -61,6 +63,10 @@ if [ "$kernel" = cublaslt ]; then
       echo "$m,$n,$k,$layout,1.0,1.0,$ratio,1.0e-03,1.0e-03,1755,690,10.00,$(echo "$ratio" | awk '{ printf "%.2f", 10 * $1 }'),20,50,8,$rank,1,1,$a,plain"
     done
   } >"$csv"
+  exit 0
+fi
+if [ -z "$self" ] && [ "${batch:-1}" -gt 1 ]; then
+  echo "$m $n $k x$batch $layout   outside the kernel's class: batched (not timed)"
   exit 0
 fi
 if [ -z "$self" ] && [ "$kernel" = kern_bf16 ] && [ "$layout" != TN ]; then
