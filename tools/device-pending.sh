@@ -3,7 +3,8 @@
 # launch column went in), as two device calls on one warm machine; each
 # phase stays under the 600 s a call may take.
 #   phase 1: the GPU checks on this build's binaries (check_kernels, check_ab,
-#     check_reliability, check_fp32_opt_in, check_lt_route), the decode
+#     check_reliability, check_fp32_opt_in, check_lt_route), cuBLASLt's
+#     algorithms on train.py's strided batches (bench-batched), the decode
 #     kernels after a producer with B and C fixed (--fixed-bc, two runs per
 #     data type: what bench/pdl_routes.py makes pdl rows from), the
 #     BF16x6 built-in route through the shim with the SM clock sampled
@@ -52,6 +53,9 @@ if [ "$phase" = 1 ]; then
   for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
     rc_of $c 90 $B/tests/gpu/$c
   done
+  # issue 20: cuBLASLt's algorithms on train.py's strided batches, against
+  # cublasGemmStridedBatchedEx (the route cublaslt takes packed batches)
+  rc_of bench-batched 90 $B/tools/gemmshim-bench --kernel cublaslt --dtype bf16 --lt-top 8 --shapes bench/shapes/attention_batched.txt --preheat-ms 2000 --csv "$OUT/cublaslt-attention-batched.csv"
   for run in 1 2; do for dt in bf16 f16; do
     rc_of "decode-$dt-run$run" 110 $B/tools/gemmshim-bench --kernel gemm_decode_$dt --shapes bench/shapes/decode.txt --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_$dt-after-producer-fixed-bc-run$run.csv"
   done; done
@@ -99,7 +103,8 @@ else
   # GEMMSHIM_PDL=0: the pdl rows passed over (the log's routes and reasons)
   rc_of decode-pdl0 60 env GEMMSHIM_TABLE=$T LD_PRELOAD=$GS_SHIM GEMMSHIM_PDL=0 GEMMSHIM_LOG=$OUT/logs/decode-pdl0.gslog.csv python3 examples/decode.py --layers 2 --batch 1,8 --steps 8 --profile-steps 2
   rc_of decode-pdl1 60 env GEMMSHIM_TABLE=$T LD_PRELOAD=$GS_SHIM GEMMSHIM_LOG=$OUT/logs/decode-pdl1.gslog.csv python3 examples/decode.py --layers 2 --batch 1,8 --steps 8 --profile-steps 2
-  rc_of tune_under_shim 200 env TMPDIR=$OUT/logs GS_TUNE_BUDGET=120 tests/gpu/tune_under_shim.sh
+  tb=${GS_TUNE_BUDGET:-120}
+  rc_of tune_under_shim $((tb + 80)) env TMPDIR=$OUT/logs GS_TUNE_BUDGET=$tb tests/gpu/tune_under_shim.sh
   grep -v '^#' bench/shapes/bf16_lt14.txt | sed 's/$/ bf16/' > /tmp/lt14-tune.txt
   rc_of tune-lt14 280 $B/tools/gemmshim --lib $GS_SHIM tune --bench $B/tools/gemmshim-bench --shapes /tmp/lt14-tune.txt -o $OUT/table-bf16-lt14.csv --preheat-ms 300 --budget 250
 fi
