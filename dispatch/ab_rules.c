@@ -42,12 +42,18 @@ int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writ
 {
   size_t elem = (size_t)gs_output_elem_bytes(g);
   if (!elem || g->m <= 0 || g->n <= 0 || g->ldd < g->m) return -1;
+  /* a batch is compared as one matrix only where its outputs lie packed */
+  if (g->batch > 1 && !gs_batch_packed(g)) return -1;
   int64_t per16 = (int64_t)(16 / elem);
   out->ld = cublas_writes && g->is_lt ? g->ldd : (g->m + per16 - 1) / per16 * per16;
   out->out = 0;
   /* exactly what the output as one m x cols matrix with that ld spans
    * (cols: n, or n x batch for a packed batch: gs_output_cols) */
-  size_t span = ((size_t)out->ld * (size_t)(gs_output_cols(g) - 1) + (size_t)g->m) * elem;
+  size_t span;
+  if (__builtin_mul_overflow((size_t)out->ld, (size_t)(gs_output_cols(g) - 1), &span) ||
+      __builtin_add_overflow(span, (size_t)g->m, &span) ||
+      __builtin_mul_overflow(span, elem, &span) || span > SIZE_MAX / 2)
+    return -1;
   out->partials = align256(span);
   out->result = align256(out->partials + partial_bytes);
   out->total = out->result + sizeof(gs_compare_result);

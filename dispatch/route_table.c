@@ -49,6 +49,12 @@ void gs_rt_key_of(const gs_gemm *g, gs_rt_key *out)
                  (uint64_t)g->ldb * (uint64_t)gs_dtype_bytes(g->b_type) |
                  (uint64_t)g->ldc * (uint64_t)gs_dtype_bytes(g->c_type);
   if (g->is_lt) any |= (uint64_t)g->ldd * (uint64_t)gs_dtype_bytes(g->d_type);
+  /* a batch's later items start a stride further on */
+  if (g->batch > 1)
+    any |= (uint64_t)g->stride_a * (uint64_t)gs_dtype_bytes(g->a_type) |
+           (uint64_t)g->stride_b * (uint64_t)gs_dtype_bytes(g->b_type) |
+           (uint64_t)g->stride_c * (uint64_t)gs_dtype_bytes(g->c_type) |
+           (g->is_lt ? (uint64_t)g->stride_d * (uint64_t)gs_dtype_bytes(g->d_type) : 0);
   out->align = gs_rt_align_of(any);
 }
 

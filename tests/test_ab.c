@@ -107,17 +107,31 @@ static void test_a_packed_batch(void **s)
   assert_false(gs_batch_packed(&g));
   g.stride_c = g.stride_d = 0;              /* every item into one output */
   assert_false(gs_batch_packed(&g));
-  g.stride_c = 104 * 30;                    /* cuBLASLt: C's and D's strides both */
+  assert_int_equal(gs_scratch_layout_of(&g, 0, 0, &l), -1);   /* and so no comparison */
+  /* cuBLASLt: C's and D's strides both, each by its own ld */
   g.is_lt = 1;
-  assert_false(gs_batch_packed(&g));
+  g.ldd = 112;
+  g.stride_c = 104 * 30;
   g.stride_d = 104 * 30;
+  assert_false(gs_batch_packed(&g));
+  g.stride_d = 112 * 30;
   assert_true(gs_batch_packed(&g));
+  g.stride_c = 112 * 30;
+  assert_false(gs_batch_packed(&g));
+  g.stride_c = 104 * 30;
   g.batch = 0;
   assert_false(gs_batch_packed(&g));
-  /* strides that overflow are no layout */
+  /* sizes whose products overflow are no layout, whatever the strides
+   * (the wrapped products among them) */
+  g.is_lt = 0;
+  g.ldd = 104;
   g.batch = 2;
   g.n = INT64_MAX / 2;
-  g.stride_c = g.stride_d = 0;
+  g.stride_c = g.stride_d = (int64_t)((uint64_t)104 * (uint64_t)g.n);
+  assert_false(gs_batch_packed(&g));
+  g.n = 30;
+  g.batch = INT64_MAX / 16;                 /* n x batch overflows, ld x n does not */
+  g.stride_c = g.stride_d = 104 * 30;
   assert_false(gs_batch_packed(&g));
 }
 

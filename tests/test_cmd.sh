@@ -950,7 +950,7 @@ grep -qx 'gemm_batched,bf16,bf16,bf16,32f,TN,-,4096,8,4096,1,16,kern_bf16,10.00,
 grep -q 'not measured: gemm_batched f32 NT - 256x64x256 batch 128: no candidate takes a batch of FP32' "$T/err" ||
   bad "no reason given for the FP32 batch: $(cat "$T/err")"
 grep -q 'tune \[1/2, .*\] bf16 NN 256x256x8192 batch 128: cublaslt at 1.080x' "$T/err" ||
-  bad "no reason given for the FP32 batch: $(cat "$T/err")"
+  bad "the progress line does not name the batch: $(cat "$T/err")"
 grep -q '^gemm_batched,f32' batched.csv && bad "the FP32 batch got a row"
 # every bench run of a batched call made the strided-batched call, with its count
 S="$FAKE_BENCH_LOG.shapes"

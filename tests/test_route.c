@@ -930,6 +930,16 @@ static void test_a_cublaslt_row_routes_a_packed_batch(void **s)
   g.stride_a = 0;
   g.stride_b = g.ldb * g.n + 512;
   assert_int_equal(gs_route(&g).lt_algo->id, 80);
+  /* but a stride sets where later items start: an odd one is another
+   * alignment class (the row's algorithm was picked for 16 bytes) */
+  g.stride_b = g.ldb * g.n + 1;
+  assert_null(gs_route(&g).variant);
+  gs_rt_key key;
+  gs_rt_key_of(&g, &key);
+  assert_int_equal(key.align, 2);
+  g.stride_b = g.ldb * g.n + 4;
+  gs_rt_key_of(&g, &key);
+  assert_int_equal(key.align, 8);
   /* outputs with gaps, or overlapping: not one matrix, cuBLAS's */
   g = f16_batched_call(1024, 8);
   g.stride_c = g.stride_d = g.ldc * g.n + 64;

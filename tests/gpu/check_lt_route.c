@@ -15,10 +15,13 @@
  *   - a BLAS call whose row's algorithm needs workspace forwards
  *     (lt_algo_unfit) and gets cuBLAS's own bits;
  *   - a strided batch (cublasGemmStridedBatchedEx, a row of entry
- *     gemm_batched): checked on its own, then served, every item bit-equal
- *     to cublasLtMatmul with the row's algorithm and the batch in its
- *     layouts, in A/B mode too; with gaps between its outputs it forwards
- *     (batched) and gets cuBLAS's own bits.
+ *     gemm_batched; ldc above the self-check's compact one): checked on its
+ *     own, then served, every item bit-equal to cublasLtMatmul with the
+ *     row's algorithm and the batch in its layouts, in A/B use mode too;
+ *     A/B shadow mode gives cuBLAS's own bits; with gaps between its
+ *     outputs it forwards (batched) and gets cuBLAS's own bits;
+ *   - a program's cublasLtMatmul with a batch in its layouts, D apart:
+ *     served, bit-equal to cublasLtMatmul on its own objects, C untouched.
  * Exits 77 without a GPU. */
 #define _GNU_SOURCE
 #include <cublasLt.h>
@@ -264,8 +267,9 @@ static const char *const layouts[4] = { "NN", "TN", "NT", "TT" };
 #define BN 128
 #define BK 64
 #define BATCH 16
+#define BLDC 264   /* not the self-check's compact ld (BM): a wrong redirect shows */
 static uint16_t *bA, *bB, *bC0, *bC, *bR;   /* every item's, one after the other */
-static const int64_t s_a = (int64_t)BK * BM, s_b = (int64_t)BK * BN, s_c = (int64_t)BM * BN;
+static const int64_t s_a = (int64_t)BK * BM, s_b = (int64_t)BK * BN, s_c = (int64_t)BLDC * BN;
 typedef cublasStatus_t (*gemm_strided_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
                                            int, int, int, const void *, const void *, cudaDataType,
                                            int, long long, const void *, cudaDataType, int,
@@ -282,14 +286,14 @@ static void describe_batch(gs_gemm *g, gs_kernel_args *a, const float *ab)
   g->scale_type = CUDA_R_32F;
   g->trans_a = CUBLAS_OP_T, g->trans_b = CUBLAS_OP_N;
   g->m = BM, g->n = BN, g->k = BK, g->batch = BATCH;
-  g->lda = BK, g->ldb = BK, g->ldc = g->ldd = BM;
+  g->lda = BK, g->ldb = BK, g->ldc = g->ldd = BLDC;
   g->stride_a = s_a, g->stride_b = s_b, g->stride_c = g->stride_d = s_c;
   g->math_mode = CUBLAS_DEFAULT_MATH;
   g->epilogue = GS_NONE;
   memset(a, 0, sizeof *a);
   a->m = BM, a->n = BN, a->k = BK, a->trans_a = 1, a->trans_b = 0;
   a->A = bA, a->lda = BK, a->B = bB, a->ldb = BK;
-  a->C = bR, a->ldc = BM, a->D = bR, a->ldd = BM;
+  a->C = bR, a->ldc = BLDC, a->D = bR, a->ldd = BLDC;
   a->batch = BATCH, a->stride_a = s_a, a->stride_b = s_b, a->stride_c = a->stride_d = s_c;
   a->alpha = ab[0], a->beta = ab[1];
 }
@@ -337,15 +341,40 @@ static void strided(cublasHandle_t h, int64_t stride_c, int real)
                   cudaMemcpyDeviceToDevice));
   CB((real ? real_strided : cublasGemmStridedBatchedEx)(
       h, CUBLAS_OP_T, CUBLAS_OP_N, BM, BN, BK, &alpha, bA, CUDA_R_16BF, BK, s_a, bB, CUDA_R_16BF,
-      BK, s_b, &beta, bC, CUDA_R_16BF, BM, stride_c, BATCH, CUBLAS_COMPUTE_32F,
+      BK, s_b, &beta, bC, CUDA_R_16BF, BLDC, stride_c, BATCH, CUBLAS_COMPUTE_32F,
       CUBLAS_GEMM_DEFAULT_TENSOR_OP));
   CU(cudaDeviceSynchronize());
+}
+
+/* A program's cublasLtMatmul with a batch in its layouts: TN, no
+ * epilogue, D apart from C (both packed, ld BLDC), made with the Create
+ * calls. */
+static lt_call make_lt_batch_call(void)
+{
+  lt_call x;
+  CB(cublasLtMatmulDescCreate(&x.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const int32_t t = CUBLAS_OP_T;
+  CB(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+  CB(cublasLtMatrixLayoutCreate(&x.a, CUDA_R_16BF, BK, BM, BK));
+  CB(cublasLtMatrixLayoutCreate(&x.b, CUDA_R_16BF, BK, BN, BK));
+  CB(cublasLtMatrixLayoutCreate(&x.c, CUDA_R_16BF, BM, BN, BLDC));
+  CB(cublasLtMatrixLayoutCreate(&x.d, CUDA_R_16BF, BM, BN, BLDC));
+  const int32_t items = BATCH;
+  cublasLtMatrixLayout_t lays[4] = { x.a, x.b, x.c, x.d };
+  const int64_t strides[4] = { s_a, s_b, s_c, s_c };
+  for (int i = 0; i < 4; i++) {
+    CB(cublasLtMatrixLayoutSetAttribute(lays[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &items,
+                                        sizeof items));
+    CB(cublasLtMatrixLayoutSetAttribute(lays[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                        &strides[i], sizeof strides[i]));
+  }
+  return x;
 }
 
 /* Every item's output equal, bit for bit, to bR's (x's items stride_c apart). */
 static int batch_same(const uint16_t *x, int64_t stride_c)
 {
-  static uint16_t hx[(BM * BN + 64) * BATCH], hr[BM * BN * BATCH];
+  static uint16_t hx[(BLDC * BN + 64) * BATCH], hr[BLDC * BN * BATCH];
   CU(cudaMemcpy(hx, x, (size_t)stride_c * BATCH * 2, cudaMemcpyDeviceToHost));
   CU(cudaMemcpy(hr, bR, sizeof hr, cudaMemcpyDeviceToHost));
   for (int i = 0; i < BATCH; i++)
@@ -457,6 +486,14 @@ int main(void)
          batch_algo.has_raw ? " (raw)" : "");
   used += (size_t)snprintf(rows + used, sizeof rows - used,
                            "gemm_batched,bf16,bf16,bf16,32f,TN,-,%d,%d,%d,%d,16,cublaslt,-,1.5,%s\n",
+                           BM, BN, BK, BATCH, text);
+  lt_call xb = make_lt_batch_call();
+  const gs_lt_algo lt_batch_algo = heuristic_of(&xb);
+  gs_lt_algo_format(&lt_batch_algo, text);
+  printf("cublasLtMatmul TN %dx%dx%d, %d items in its layouts, D apart: %s%s\n", BM, BN, BK,
+         BATCH, text, lt_batch_algo.has_raw ? " (raw)" : "");
+  used += (size_t)snprintf(rows + used, sizeof rows - used,
+                           "lt,bf16,bf16,bf16,32f,TN,default,%d,%d,%d,%d,16,cublaslt,-,1.5,%s\n",
                            BM, BN, BK, BATCH, text);
   char path[256];
   snprintf(path, sizeof path, "%s/gs-lt-route-%d.csv", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
@@ -607,6 +644,17 @@ int main(void)
     strided(h, s_c, 0);
     verdict("a strided batch in A/B use: the route serves, compared with cuBLAS, bit-equal",
             count("cublaslt", GS_R_AB_COMPARED) == compared + 1 && batch_same(bC, s_c));
+    /* shadow: cuBLAS serves (its own bits), the route runs into scratch */
+    static uint16_t mine[BLDC * BN * BATCH], theirs[BLDC * BN * BATCH];
+    strided(h, s_c, 1);
+    CU(cudaMemcpy(theirs, bC, sizeof theirs, cudaMemcpyDeviceToHost));
+    setenv("GEMMSHIM_AB_MODE", "shadow", 1);
+    gs_config_reload();
+    uint64_t shadowed = count("cublas", GS_R_AB_SHADOW);
+    strided(h, s_c, 0);
+    CU(cudaMemcpy(mine, bC, sizeof mine, cudaMemcpyDeviceToHost));
+    verdict("a strided batch in A/B shadow: cuBLAS serves, its own bits, the route compared",
+            count("cublas", GS_R_AB_SHADOW) == shadowed + 1 && !memcmp(mine, theirs, sizeof mine));
     unsetenv("GEMMSHIM_AB");
     unsetenv("GEMMSHIM_AB_MODE");
     gs_config_reload();
@@ -619,7 +667,7 @@ int main(void)
     verdict(what, d < 1e-2);
     /* outputs 64 elements apart: not one matrix; cuBLAS serves, its own bits */
     strided(h, s_c + 64, 1);
-    static uint16_t want[(BM * BN + 64) * BATCH], got[(BM * BN + 64) * BATCH];
+    static uint16_t want[(BLDC * BN + 64) * BATCH], got[(BLDC * BN + 64) * BATCH];
     CU(cudaMemcpy(want, bC, sizeof want, cudaMemcpyDeviceToHost));
     uint64_t fwd = count("cublas", GS_R_BATCHED);
     ours = count("cublaslt", GS_R_ROUTED);
@@ -629,6 +677,51 @@ int main(void)
             "bits",
             count("cublas", GS_R_BATCHED) == fwd + 1 && count("cublaslt", GS_R_ROUTED) == ours &&
                 !memcmp(want, got, sizeof want));
+  }
+
+  /* a program's cublasLtMatmul with a batch in its layouts, D apart:
+   * bit-equal to cublasLtMatmul on its own objects with the row's
+   * algorithm, C untouched */
+  {
+    cublasLtMatmulAlgo_t bytes;
+    gs_lt_fns f = fns();
+    CB((cublasStatus_t)gs_lt_algo_build(&f, lt, &lt_batch_algo, CUBLAS_COMPUTE_32F, CUDA_R_16BF,
+                                        CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF, &bytes));
+    const size_t n_all = (size_t)s_c * BATCH;
+    uint16_t *bD, *bDR;
+    CU(cudaMalloc((void **)&bD, n_all * 2));
+    CU(cudaMalloc((void **)&bDR, n_all * 2));
+    CU(cudaMemcpy(bC, bC0, n_all * 2, cudaMemcpyDeviceToDevice));
+    CU(cudaMemset(bDR, 0, n_all * 2));
+    CB(real_lt(lt, xb.desc, &alpha, bA, xb.a, bB, xb.b, &beta, bC, xb.c, bDR, xb.d, &bytes, ws,
+               WS_BYTES, 0));
+    CU(cudaDeviceSynchronize());
+    uint64_t ours = count("cublaslt", GS_R_ROUTED);
+    for (int i = 0; i < 5 && count("cublaslt", GS_R_ROUTED) == ours; i++) {
+      CU(cudaMemset(bD, 0, n_all * 2));
+      CB(cublasLtMatmul(lt, xb.desc, &alpha, bA, xb.a, bB, xb.b, &beta, bC, xb.c, bD, xb.d, NULL,
+                        ws, WS_BYTES, 0));
+      CU(cudaDeviceSynchronize());
+    }
+    uint16_t *hd = malloc(n_all * 2), *hr = malloc(n_all * 2), *hc = malloc(n_all * 2),
+             *hc0 = malloc(n_all * 2);
+    CU(cudaMemcpy(hd, bD, n_all * 2, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hr, bDR, n_all * 2, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hc, bC, n_all * 2, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hc0, bC0, n_all * 2, cudaMemcpyDeviceToHost));
+    /* (its class, TN bf16 batched, passed its check with the BLAS batch above) */
+    verdict("a program's cublasLtMatmul with a batch in its layouts (D apart): served by the "
+            "route, every item bit-equal to cublasLtMatmul on its own objects with the row's "
+            "algorithm, C untouched",
+            count("cublaslt", GS_R_ROUTED) == ours + 1 &&
+                !memcmp(hd, hr, n_all * 2) && !memcmp(hc, hc0, n_all * 2));
+    free(hd), free(hr), free(hc), free(hc0);
+    cudaFree(bD), cudaFree(bDR);
+    cublasLtMatrixLayoutDestroy(xb.a);
+    cublasLtMatrixLayoutDestroy(xb.b);
+    cublasLtMatrixLayoutDestroy(xb.c);
+    cublasLtMatrixLayoutDestroy(xb.d);
+    cublasLtMatmulDescDestroy(xb.desc);
   }
 
   /* the raw form, and a BLAS row whose algorithm needs workspace */
