@@ -42,6 +42,8 @@ typedef struct gemm_work {
   int drop_k;                          /* a wrong kernel: leaves out the last k */
   int in_double;                       /* sums in double: FP64's Inf/NaN, as BF16x6 */
   int finite_only;                     /* a wrong kernel: 0 where the result is Inf or NaN */
+  int64_t batch;                       /* items (0: one), each stride_x further on */
+  int64_t sa, sb, sc, sd;
 } gemm_work;
 
 static void gemm_run(void *arg)
@@ -49,22 +51,26 @@ static void gemm_run(void *arg)
   const gemm_work *w = arg;
   float alpha = w->alpha_dev ? *w->alpha_dev : w->alpha;
   float beta = w->beta_dev ? *w->beta_dev : w->beta;
-  for (int64_t j = 0; j < w->n; j++)
-    for (int64_t i = 0; i < w->m; i++) {
-      float acc = 0;
-      double acc64 = 0;
-      for (int64_t p = 0; p < w->k - w->drop_k; p++) {
-        float a = w->ta ? w->A[p + i * w->lda] : w->A[i + p * w->lda];
-        float b = w->tb ? w->B[j + p * w->ldb] : w->B[p + j * w->ldb];
-        acc += a * b;
-        acc64 += (double)a * b;
+  for (int64_t item = 0; item < (w->batch > 1 ? w->batch : 1); item++) {
+    const float *A = w->A + item * w->sa, *B = w->B + item * w->sb, *C = w->C + item * w->sc;
+    float *D = w->D + item * w->sd;
+    for (int64_t j = 0; j < w->n; j++)
+      for (int64_t i = 0; i < w->m; i++) {
+        float acc = 0;
+        double acc64 = 0;
+        for (int64_t p = 0; p < w->k - w->drop_k; p++) {
+          float a = w->ta ? A[p + i * w->lda] : A[i + p * w->lda];
+          float b = w->tb ? B[j + p * w->ldb] : B[p + j * w->ldb];
+          acc += a * b;
+          acc64 += (double)a * b;
+        }
+        if (w->in_double) acc = (float)acc64;
+        float v = alpha * acc + (w->bias ? w->bias[i] : 0.0f);
+        if (beta != 0.0f) v += beta * C[i + j * w->ldc];
+        if (w->finite_only && !isfinite(v)) v = 0;
+        D[i + j * w->ldd] = v;
       }
-      if (w->in_double) acc = (float)acc64;
-      float v = alpha * acc + (w->bias ? w->bias[i] : 0.0f);
-      if (beta != 0.0f) v += beta * w->C[i + j * w->ldc];
-      if (w->finite_only && !isfinite(v)) v = 0;
-      w->D[i + j * w->ldd] = v;
-    }
+  }
 }
 
 static cudaError_t enqueue_gemm(cudaStream_t s, const gemm_work *w)
@@ -97,7 +103,8 @@ static gs_kstatus test_launch(const gs_variant *v, const gs_kernel_args *a)
   gemm_work w = { a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd, a->trans_a, a->trans_b,
                   a->A, a->B, a->C, a->bias, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
                   kernel_mode == RUN_WRONG, kernel_mode == RUN_IN_DOUBLE,
-                  kernel_mode == RUN_FINITE_ONLY };
+                  kernel_mode == RUN_FINITE_ONLY, a->batch, a->stride_a, a->stride_b,
+                  a->stride_c, a->stride_d };
   /* launched with programmatic dependent launch, as the decode kernels
    * are where they may (gs_launch_result_pdl then judges the launch) */
   const int pdl_attr = fake_launches_pdl && !a->no_pdl;
@@ -134,7 +141,8 @@ static int fake_cublas(const gs_gemm *g, const void *c, void *d)
   cublas_calls++;
   gemm_work w = { g->m, g->n, g->k, g->lda, g->ldb, g->ldc, g->is_lt ? g->ldd : g->ldc,
                   g->trans_a == CUBLAS_OP_T, g->trans_b == CUBLAS_OP_T, g->A, g->B, c, NULL,
-                  g->is_lt ? d : (float *)c, 0, 0, NULL, NULL, 0, 0, 0 };
+                  g->is_lt ? d : (float *)c, 0, 0, NULL, NULL, 0, 0, 0, g->batch,
+                  g->stride_a, g->stride_b, g->stride_c, g->is_lt ? g->stride_d : g->stride_c };
   if (g->pointer_mode == 1) {
     w.alpha_dev = g->alpha;
     w.beta_dev = g->beta;
@@ -229,7 +237,7 @@ static void expected(const problem *p, int times, float *out)
   memcpy(out, p->h_C0, sizeof p->h_C0);
   for (int t = 0; t < times; t++) {
     gemm_work w = { M, N, K, M, K, M, M, 0, 0, p->A, p->B, out, NULL, out, p->alpha, p->beta,
-                    NULL, NULL, 0, 0, 0 };
+                    NULL, NULL, 0, 0, 0, 1, 0, 0, 0, 0 };
     gemm_run(&w);
   }
 }
@@ -829,6 +837,163 @@ static void test_copy_of_c_reads_only_its_m_by_n_block(void **s)
   assert_int_equal(d.reason, GS_R_ROUTED);   /* the check passed */
 }
 
+/* ---- a strided batch --------------------------------------------------------- */
+
+/* batch_test (takes batches) forced; BATCH items of M x N x K, each
+ * matrix right after the one before; C's ld above the compact scratch ld
+ * (M), so a redirect that kept the caller's stride would write past the
+ * scratch or compare the wrong columns. */
+#define BATCH 3
+#define BLDC (M + 16)
+typedef struct batch_problem {
+  float *A, *B, *C;
+  float h_C0[BLDC * N * BATCH], want[BLDC * N * BATCH];
+  float alpha, beta;
+} batch_problem;
+
+static void make_batch(batch_problem *p, float alpha, float beta)
+{
+  p->A = dev_alloc((size_t)M * K * BATCH);
+  p->B = dev_alloc((size_t)K * N * BATCH);
+  p->C = dev_alloc(((size_t)BLDC * N + 16) * BATCH);   /* room for a call with gaps */
+  uint64_t s = 11;
+  for (int i = 0; i < M * K * BATCH; i++) p->A[i] = (float)((s = s * 6364136223846793005ull + 1) >> 40) / (1 << 24) - 0.5f;
+  for (int i = 0; i < K * N * BATCH; i++) p->B[i] = (float)((s = s * 6364136223846793005ull + 1) >> 40) / (1 << 24) - 0.5f;
+  for (int i = 0; i < BLDC * N * BATCH; i++) p->h_C0[i] = (float)((s = s * 6364136223846793005ull + 1) >> 40) / (1 << 24);
+  memcpy(p->C, p->h_C0, sizeof p->h_C0);
+  p->alpha = alpha;
+  p->beta = beta;
+  /* every item once, as the fake computes it */
+  memcpy(p->want, p->h_C0, sizeof p->h_C0);
+  gemm_work w = { M, N, K, M, K, BLDC, BLDC, 0, 0, p->A, p->B, p->want, NULL, p->want, alpha,
+                  beta, NULL, NULL, 0, 0, 0, BATCH, (int64_t)M * K, (int64_t)K * N,
+                  (int64_t)BLDC * N, (int64_t)BLDC * N };
+  gemm_run(&w);
+}
+
+/* cublasGemmStridedBatchedEx as interpose describes it (FP32, compute
+ * 32F_FAST_16BF: batch_test's class); stride_c: C's item stride. */
+static gs_gemm batch_call(batch_problem *p, int64_t stride_c)
+{
+  gs_gemm g;
+  memset(&g, 0, sizeof g);
+  g.entry_name = "cublasGemmStridedBatchedEx";
+  g.is_batched_api = 1;
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_32F;
+  g.compute_type = CUBLAS_COMPUTE_32F_FAST_16BF;
+  g.scale_type = GS_NONE;
+  g.trans_a = g.trans_b = CUBLAS_OP_N;
+  g.algo = GS_NONE;
+  g.m = M; g.n = N; g.k = K;
+  g.lda = M; g.ldb = K; g.ldc = g.ldd = BLDC;
+  g.batch = BATCH;
+  g.stride_a = (int64_t)M * K; g.stride_b = (int64_t)K * N;
+  g.stride_c = g.stride_d = stride_c;
+  g.A = p->A; g.B = p->B; g.C = p->C; g.D = p->C;
+  g.alpha = &p->alpha; g.beta = &p->beta;
+  g.pointer_mode = g.math_mode = g.epilogue = g.bias_type = GS_NONE;
+  g.load_state = load_state;
+  g.reissue = fake_cublas;
+  return g;
+}
+
+static int batch_is_right(const batch_problem *p)
+{
+  return !memcmp(p->C, p->want, sizeof p->want);
+}
+
+/* Checked first (every item compared, cuBLAS serving), then served; a
+ * kernel wrong on the last item alone fails the check; in A/B mode, use
+ * and shadow, every item is right and no scratch is overrun. */
+static void test_a_packed_batch_is_checked_and_compared_whole(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_FORCE", "batch_test", 1);
+  gs_config_reload();
+  batch_problem *p = malloc(sizeof *p);
+  make_batch(p, 1.0f, 0.5f);
+  gs_decision d;
+  assert_int_equal(call(batch_call(p, (int64_t)BLDC * N), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  fake_cuda_run();
+  assert_true(batch_is_right(p));   /* cuBLAS's, every item */
+  memcpy(p->C, p->h_C0, sizeof p->h_C0);
+  assert_int_equal(call(batch_call(p, (int64_t)BLDC * N), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &batch_variant);
+  fake_cuda_run();
+  assert_true(batch_is_right(p));
+  /* A/B, both modes */
+  const char *modes[] = { "use", "shadow" };
+  const gs_reason want[] = { GS_R_AB_COMPARED, GS_R_AB_SHADOW };
+  for (int i = 0; i < 2; i++) {
+    setenv("GEMMSHIM_AB", "1", 1);
+    setenv("GEMMSHIM_AB_MODE", modes[i], 1);
+    gs_config_reload();
+    memcpy(p->C, p->h_C0, sizeof p->h_C0);
+    assert_int_equal(call(batch_call(p, (int64_t)BLDC * N), &d), CUBLAS_STATUS_SUCCESS);
+    assert_int_equal(d.reason, want[i]);
+    fake_cuda_run();
+    assert_true(batch_is_right(p));
+  }
+  unsetenv("GEMMSHIM_AB");
+  unsetenv("GEMMSHIM_AB_MODE");
+  gs_config_reload();
+  /* outputs with a gap between items: cuBLAS's, nothing of ours ran */
+  const int before = ours_launched;
+  assert_int_equal(call(batch_call(p, (int64_t)BLDC * N + 16), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_BATCHED);
+  assert_int_equal(ours_launched, before);
+  fake_cuda_run();
+  assert_int_equal(fake_stats.pool_bytes_live, 0);
+  assert_int_equal(fake_stats.bad_pointers + fake_stats.dead_uses, 0);
+  free(p);
+}
+
+/* A kernel whose last item alone is wrong: the check compares every item. */
+static int wrong_item_launches;
+static gs_kstatus last_item_wrong(const gs_variant *v, const gs_kernel_args *a)
+{
+  (void)v;
+  wrong_item_launches++;
+  gemm_work w = { a->m, a->n, a->k, a->lda, a->ldb, a->ldc, a->ldd, a->trans_a, a->trans_b,
+                  a->A, a->B, a->C, NULL, a->D, a->alpha, a->beta, a->alpha_dev, a->beta_dev,
+                  0, 0, 0, a->batch - 1, a->stride_a, a->stride_b, a->stride_c, a->stride_d };
+  gemm_work last = w;   /* the last item, short of a k-slice */
+  last.batch = 1;
+  last.drop_k = 8;
+  last.A = a->A ? (const float *)a->A + (a->batch - 1) * a->stride_a : NULL;
+  last.B = (const float *)a->B + (a->batch - 1) * a->stride_b;
+  last.C = (const float *)a->C + (a->batch - 1) * a->stride_c;
+  last.D = (float *)a->D + (a->batch - 1) * a->stride_d;
+  gs_launch_begin();
+  (void)enqueue_gemm(a->stream, &w);
+  (void)enqueue_gemm(a->stream, &last);
+  return gs_launch_end(0);
+}
+
+static void test_a_batch_wrong_on_its_last_item_fails_the_check(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_FORCE", "batch_test", 1);
+  gs_config_reload();
+  fake_variant_launch = last_item_wrong;
+  batch_problem *p = malloc(sizeof *p);
+  make_batch(p, 1.0f, 0.5f);
+  gs_decision d;
+  assert_int_equal(call(batch_call(p, (int64_t)BLDC * N), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK);
+  fake_cuda_run();
+  memcpy(p->C, p->h_C0, sizeof p->h_C0);
+  assert_int_equal(call(batch_call(p, (int64_t)BLDC * N), &d), CUBLAS_STATUS_SUCCESS);
+  assert_int_equal(d.reason, GS_R_SELFCHECK_FAILED);
+  fake_cuda_run();
+  assert_true(batch_is_right(p));   /* the caller had cuBLAS's */
+  assert_int_equal(wrong_item_launches, 1);
+  assert_false(gs_variant_usable(&batch_variant, d.ctx));
+  free(p);
+}
+
 /* ---- item 6: a refusal is about one call -------------------------------------- */
 
 static void test_refusal_in_ab_mode_affects_that_call_only(void **s)
@@ -1396,6 +1561,8 @@ int main(void)
     cmocka_unit_test_setup(test_capture_query_failure_is_read_not_left_pending, setup),
     cmocka_unit_test_setup(test_device_reset_gets_a_fresh_check_and_no_dead_memory, setup),
     cmocka_unit_test_setup(test_copy_of_c_reads_only_its_m_by_n_block, setup),
+    cmocka_unit_test_setup(test_a_packed_batch_is_checked_and_compared_whole, setup),
+    cmocka_unit_test_setup(test_a_batch_wrong_on_its_last_item_fails_the_check, setup),
     cmocka_unit_test_setup(test_refusal_in_ab_mode_affects_that_call_only, setup),
     cmocka_unit_test_setup(test_ab_failure_after_enqueue_into_c_never_runs_cublas_there, setup),
     cmocka_unit_test_setup(test_ab_shadow_gives_cublas_bits_and_scratch_goes_back, setup),

@@ -26,6 +26,7 @@ static size_t scratch_bytes(const gs_kernel_args *a)
 LAUNCHER(f32_variant)
 LAUNCHER(bf16_variant)
 LAUNCHER(opt_in_variant)
+LAUNCHER(batch_variant)
 
 static int f32_types(const gs_gemm *g)
 {
@@ -123,17 +124,37 @@ const gs_variant lt_variant = {
   .runs_cublaslt = 1, .takes_batch = 1,
 };
 
+/* A launcher that takes batches (as only the route cublaslt does in the
+ * real table, whose launches need a cuBLASLt): FP32 with compute type
+ * 32F_FAST_16BF, which no other variant here takes; no table row, so it
+ * serves only when forced. */
+static int fast_16bf_f32_types(const gs_gemm *g)
+{
+  return g->a_type == CUDA_R_32F && g->b_type == CUDA_R_32F && g->c_type == CUDA_R_32F &&
+         g->compute_type == CUBLAS_COMPUTE_32F_FAST_16BF;
+}
+
+const gs_variant batch_variant = {
+  .name = "batch_test", .cc_major = 9, .cc_minor = 0,
+  .types_ok = fast_16bf_f32_types, .math_ok = any_math,
+  .layouts = GS_LAYOUT_ALL, .epilogues = GS_EPI_NONE, .bias_type = CUDA_R_32F,
+  .elem_bytes = 4, .align_bytes = 16, .m_mult = 1, .n_mult = 1, .k_mult = 1,
+  .data_type = CUDA_R_32F, .selfcheck_tol = 1e-5, .launch = launch_batch_variant,
+  .takes_batch = 1,
+};
+
 const gs_variant *const gs_variants[] = { &opt_in_variant, &f32_variant, &bf16_variant,
-                                          &lt_variant };
-const size_t gs_n_variants = 4;
+                                          &lt_variant, &batch_variant };
+const size_t gs_n_variants = 5;
 
 const gs_route_entry gs_routes[] = {
   { .kernel = &opt_in_variant, .opted_in = opted_in },
   { .kernel = &f32_variant },
   { .kernel = &bf16_variant },
   { .kernel = &lt_variant },
+  { .kernel = &batch_variant },
 };
-const size_t gs_n_routes = 4;
+const size_t gs_n_routes = 5;
 
 /* The built-in table of these tests: f32_test wins on NN and TN with m, n
  * and k in 1024..8192, the other two everywhere in their class. Its

@@ -20,7 +20,7 @@ extern fake_gpu_t fake_gpu;
  * it return NULL. */
 extern gs_rt_identity fake_identity;
 /* gs_rt_kernel_table_hash of these variants (a test checks it). */
-#define FAKE_KERNEL_TABLE "474486e844ade83a"
+#define FAKE_KERNEL_TABLE "05f75a4ef214c9fd"
 extern int fake_identity_known;
 
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
@@ -42,6 +42,11 @@ extern int fake_opted_in, fake_opted_in_later;
  * any size, 2-byte alignment, any GPU. The built-in table has no row for
  * it: only a test's own table routes to it. */
 extern const gs_variant lt_variant;
+
+/* batch_variant ("batch_test"): takes strided batches (takes_batch), FP32
+ * with compute type 32F_FAST_16BF only, all layouts, any size, launched
+ * through fake_variant_launch; no table row (it serves when forced). */
+extern const gs_variant batch_variant;
 
 /* What the variants' launchers do: NULL (the default) refuses every launch
  * (GS_K_UNSUPPORTED); a test that runs kernels sets its own. */
