@@ -153,39 +153,50 @@ static gs_lt_algo last_offered(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t
   return x;
 }
 
-/* For a BLAS call of layout ta, tb as the route builds it: no workspace,
- * any reduction scheme. */
+/* For a BLAS call as the route builds it: no workspace, any reduction
+ * scheme. */
+static gs_lt_algo heuristic_for(const gs_gemm *g, const gs_kernel_args *a)
+{
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CB((cublasStatus_t)gs_lt_build(&f, lt, g, a, NULL, &mm));
+  return last_offered((cublasLtMatmulDesc_t)&mm.desc, (cublasLtMatrixLayout_t)&mm.layout[0],
+                      (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
+                      (cublasLtMatrixLayout_t)&mm.layout[3], 0, CUBLASLT_REDUCTION_SCHEME_MASK);
+}
+
 static gs_lt_algo heuristic(int ta, int tb)
 {
   static const float ab[2] = { 1.5f, 0.5f };
   gs_gemm g;
   gs_kernel_args a;
   describe(ta, tb, &g, &a, ab);
-  gs_lt_fns f = fns();
-  gs_lt_matmul mm;
-  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, NULL, &mm));
-  return last_offered((cublasLtMatmulDesc_t)&mm.desc, (cublasLtMatrixLayout_t)&mm.layout[0],
-                      (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
-                      (cublasLtMatrixLayout_t)&mm.layout[3], 0, CUBLASLT_REDUCTION_SCHEME_MASK);
+  return heuristic_for(&g, &a);
 }
 
-/* R = what the real cublasLtMatmul gives with algo from C0 (the route's
- * reference), host scalars. */
+/* The real cublasLtMatmul with algo on the matmul the route builds for
+ * g and a (a's pointers), synchronized: the route's reference. */
+static void run_as_route(const gs_gemm *g, const gs_kernel_args *a, const gs_lt_algo *algo)
+{
+  gs_lt_fns f = fns();
+  gs_lt_matmul mm;
+  CB((cublasStatus_t)gs_lt_build(&f, lt, g, a, algo, &mm));
+  CB(real_lt(lt, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, a->A,
+             (cublasLtMatrixLayout_t)&mm.layout[0], a->B, (cublasLtMatrixLayout_t)&mm.layout[1],
+             mm.beta, a->C, (cublasLtMatrixLayout_t)&mm.layout[2], a->D,
+             (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace, mm.workspace_size, 0));
+  CU(cudaDeviceSynchronize());
+}
+
+/* R = what the real cublasLtMatmul gives with algo from C0, host scalars. */
 static void reference(int ta, int tb, const gs_lt_algo *algo)
 {
   static const float ab[2] = { 1.5f, 0.5f };
   gs_gemm g;
   gs_kernel_args a;
   describe(ta, tb, &g, &a, ab);
-  gs_lt_fns f = fns();
-  gs_lt_matmul mm;
   CU(cudaMemcpy(R, C0, (size_t)M * N * 2, cudaMemcpyDeviceToDevice));
-  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, algo, &mm));
-  CB(real_lt(lt, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, A,
-             (cublasLtMatrixLayout_t)&mm.layout[0], B, (cublasLtMatrixLayout_t)&mm.layout[1],
-             mm.beta, R, (cublasLtMatrixLayout_t)&mm.layout[2], R,
-             (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace, mm.workspace_size, 0));
-  CU(cudaDeviceSynchronize());
+  run_as_route(&g, &a, algo);
 }
 
 static cublasOperation_t op(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
@@ -304,12 +315,7 @@ static gs_lt_algo batch_heuristic(void)
   gs_gemm g;
   gs_kernel_args a;
   describe_batch(&g, &a, ab);
-  gs_lt_fns f = fns();
-  gs_lt_matmul mm;
-  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, NULL, &mm));
-  return last_offered((cublasLtMatmulDesc_t)&mm.desc, (cublasLtMatrixLayout_t)&mm.layout[0],
-                      (cublasLtMatrixLayout_t)&mm.layout[1], (cublasLtMatrixLayout_t)&mm.layout[2],
-                      (cublasLtMatrixLayout_t)&mm.layout[3], 0, CUBLASLT_REDUCTION_SCHEME_MASK);
+  return heuristic_for(&g, &a);
 }
 
 /* bR = the real cublasLtMatmul with algo and the batch in its layouts,
@@ -320,15 +326,8 @@ static void batch_reference(const gs_lt_algo *algo)
   gs_gemm g;
   gs_kernel_args a;
   describe_batch(&g, &a, ab);
-  gs_lt_fns f = fns();
-  gs_lt_matmul mm;
   CU(cudaMemcpy(bR, bC0, (size_t)s_c * BATCH * 2, cudaMemcpyDeviceToDevice));
-  CB((cublasStatus_t)gs_lt_build(&f, lt, &g, &a, algo, &mm));
-  CB(real_lt(lt, (cublasLtMatmulDesc_t)&mm.desc, mm.alpha, bA,
-             (cublasLtMatrixLayout_t)&mm.layout[0], bB, (cublasLtMatrixLayout_t)&mm.layout[1],
-             mm.beta, bR, (cublasLtMatrixLayout_t)&mm.layout[2], bR,
-             (cublasLtMatrixLayout_t)&mm.layout[3], &mm.algo, mm.workspace, mm.workspace_size, 0));
-  CU(cudaDeviceSynchronize());
+  run_as_route(&g, &a, algo);
 }
 
 /* bC = 1.5 op(A_i) B_i + 0.5 bC0_i through the shim (or past it: real),
