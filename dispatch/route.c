@@ -153,8 +153,9 @@ gs_decision gs_route(gs_gemm *g)
     }
     /* the route cublaslt takes every 16-bit call its class holds, so where
      * no row names it, that it was not tuned says nothing: the reason is
-     * what our kernels met */
-    if (v->runs_cublaslt && r <= GS_R_ROUTE_UNAVAILABLE) continue;
+     * what our kernels met. A row that says cublas does say something,
+     * also where no kernel of ours takes the call (a batch). */
+    if (v->runs_cublaslt && r <= GS_R_ROUTE_UNAVAILABLE && r != GS_R_TUNED_CUBLAS) continue;
     if (r > d.reason) d.reason = r;
   }
   d.device = place.device;

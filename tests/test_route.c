@@ -918,6 +918,7 @@ static void test_a_cublaslt_row_routes_a_packed_batch(void **s)
   char path[] = "/tmp/gs-table-XXXXXX";
   write_file(path, VALIDATORS HEADER_LT
              "gemm_batched,f16,f16,f16,32f,NN,-,1024,1024,1024,8,16,lt_test,-,1.5," ALGO(80, 1, 0, 0) "\n"
+             "gemm_batched,f16,f16,f16,32f,NN,-,1024,1024,1024,2,16,cublas,-,1.0,-\n"
              "gemm,f16,f16,f16,32f,NN,-,2048,1024,1024,1,16,lt_test,-,1.5," ALGO(81, 1, 0, 0) "\n"
              "lt,f16,f16,f16,32f,NN,default,1024,1024,1024,8,16,lt_test,-,1.5," ALGO(82, 1, 0, 0) "\n");
   use_table(path);
@@ -950,7 +951,15 @@ static void test_a_cublaslt_row_routes_a_packed_batch(void **s)
   /* another batch count has no row; the batched entry with one item is
    * its own class (no gemm_batched row of batch 1) */
   g = f16_batched_call(1024, 4);
-  assert_null(gs_route(&g).variant);
+  d = gs_route(&g);
+  assert_null(d.variant);
+  assert_int_equal(d.reason, GS_R_DTYPE);   /* what our kernels met: no row */
+  /* a row that says cublas is the reason, though no kernel of ours takes
+   * a batch */
+  g = f16_batched_call(1024, 2);
+  d = gs_route(&g);
+  assert_null(d.variant);
+  assert_int_equal(d.reason, GS_R_TUNED_CUBLAS);
   g = f16_batched_call(2048, 1);
   assert_null(gs_route(&g).variant);
   /* cuBLASLt's own batched call: its D's and C's strides */
