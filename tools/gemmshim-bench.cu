@@ -1862,6 +1862,16 @@ int main(int argc, char **argv) {
              "# GEMMSHIM_PDL=0: kernels launched plainly, never with programmatic dependent "
              "launch\n");
   }
+  bool any_batch = false;
+  for (const Problem &p : shapes) any_batch |= p.batched;
+  if (any_batch) {
+    const size_t len = strlen(header);
+    snprintf(header + len, sizeof header - len,
+             "# a shape with a batch (xN): the call is %s of N packed items (with --lt-call: "
+             "the batch in its layouts); errors are the worse of its first and last item\n",
+             b.lt_call ? "cublasLtMatmul" : f32 ? "cublasSgemmStridedBatched"
+                                               : "cublasGemmStridedBatchedEx");
+  }
   if (fixed_bc || long_hold) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len, "#%s%s\n",
