@@ -199,7 +199,8 @@ static void make_problem(problem *p, float alpha, float beta)
   p->beta = beta;
 }
 
-static gs_gemm blas_call(problem *p)
+/* cublasSgemm_v2, NN, M x N x K, as interpose describes it (D is C). */
+static gs_gemm sgemm_call(float *A, float *B, float *C, float *alpha, float *beta)
 {
   gs_gemm g;
   memset(&g, 0, sizeof g);
@@ -212,12 +213,17 @@ static gs_gemm blas_call(problem *p)
   g.m = M; g.n = N; g.k = K;
   g.lda = M; g.ldb = K; g.ldc = g.ldd = M;
   g.batch = 1;
-  g.A = p->A; g.B = p->B; g.C = p->C; g.D = p->C;
-  g.alpha = &p->alpha; g.beta = &p->beta;
+  g.A = A; g.B = B; g.C = C; g.D = C;
+  g.alpha = alpha; g.beta = beta;
   g.pointer_mode = g.math_mode = g.epilogue = g.bias_type = GS_NONE;
   g.load_state = load_state;
   g.reissue = fake_cublas;
   return g;
+}
+
+static gs_gemm blas_call(problem *p)
+{
+  return sgemm_call(p->A, p->B, p->C, &p->alpha, &p->beta);
 }
 
 /* What interpose's wrapper does with a call. */
@@ -875,25 +881,14 @@ static void make_batch(batch_problem *p, float alpha, float beta)
  * 32F_FAST_16BF: batch_test's class); stride_c: C's item stride. */
 static gs_gemm batch_call(batch_problem *p, int64_t stride_c)
 {
-  gs_gemm g;
-  memset(&g, 0, sizeof g);
+  gs_gemm g = sgemm_call(p->A, p->B, p->C, &p->alpha, &p->beta);
   g.entry_name = "cublasGemmStridedBatchedEx";
   g.is_batched_api = 1;
-  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_32F;
   g.compute_type = CUBLAS_COMPUTE_32F_FAST_16BF;
-  g.scale_type = GS_NONE;
-  g.trans_a = g.trans_b = CUBLAS_OP_N;
-  g.algo = GS_NONE;
-  g.m = M; g.n = N; g.k = K;
-  g.lda = M; g.ldb = K; g.ldc = g.ldd = BLDC;
+  g.ldc = g.ldd = BLDC;
   g.batch = BATCH;
   g.stride_a = (int64_t)M * K; g.stride_b = (int64_t)K * N;
   g.stride_c = g.stride_d = stride_c;
-  g.A = p->A; g.B = p->B; g.C = p->C; g.D = p->C;
-  g.alpha = &p->alpha; g.beta = &p->beta;
-  g.pointer_mode = g.math_mode = g.epilogue = g.bias_type = GS_NONE;
-  g.load_state = load_state;
-  g.reissue = fake_cublas;
   return g;
 }
 
