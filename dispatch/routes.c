@@ -22,6 +22,7 @@ const gs_route_entry gs_routes[] = {
   { .kernel = &gs_kernel_bf16_persistent },
   { .kernel = &gs_kernel_decode_bf16 },
   { .kernel = &gs_kernel_decode_f16 },
+  { .kernel = &gs_kernel_decode_f32 },
   /* cuBLASLt's own algorithms: only where a user's tuned table names one */
   { .kernel = &gs_route_cublaslt },
 };
@@ -77,7 +78,7 @@ static const char h200_routes[] =
   "Validator,sm_count,132\n"
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version,0.1.0\n"
-  "Validator,kernel_table,ec3b4f2edbb1a22a\n"
+  "Validator,kernel_table,225f8d116389fed1\n"
   "Validator,driver_version,580.159.04\n"
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
@@ -140,7 +141,7 @@ static const char h100_routes[] =
   "Validator,sm_count,132\n"
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version,0.1.0\n"
-  "Validator,kernel_table,ec3b4f2edbb1a22a\n"
+  "Validator,kernel_table,225f8d116389fed1\n"
   "Validator,driver_version,580.159.04\n"
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch\n"

@@ -143,6 +143,30 @@ const gs_variant gs_kernel_decode_f16 = {
   DECODE_ENTRY(CUDA_R_16F, gs_f16_types, gs_gemm_decode_f16_launch),
 };
 
+/* Few-token GEMMs in FP32 (kernels/gemm_decode.md): the same family in
+ * strict FP32 arithmetic (FFMA on the CUDA cores), as SGEMM computes. */
+const gs_variant gs_kernel_decode_f32 = {
+  .name = "gemm_decode_f32",
+  .cc_major = 9, .cc_minor = 0,
+  .data_type = CUDA_R_32F,
+  .types_ok = gs_f32_types,
+  .math_ok = gs_f32_strict_math,
+  .layouts = GS_LAYOUT_TN | GS_LAYOUT_NN,
+  .epilogues = GS_EPI_NONE | GS_EPI_BIAS,
+  .bias_type = CUDA_R_32F,
+  .elem_bytes = 4,
+  .align_bytes = 16,
+  .m_mult = 1, .n_mult = 1, .k_mult = 1,
+  .n_max = GS_GEMM_DECODE_F32_MAX_N,
+  /* FP32 sums in another order than cuBLAS's (split K): as sgemm_simt */
+  .selfcheck_tol = 1e-5,
+  .err_vs_cublas = 1.5, .err_floor = 1e-7,
+  .launch = gs_gemm_decode_f32_launch,
+  .path_of = gs_gemm_decode_f32_path,
+  .preload = gs_gemm_decode_f32_preload,
+  .launches_pdl = gs_gemm_decode_launches_pdl,
+};
+
 /* The route's two paths: one product, or a strided batch of them (its
  * layouts then carry the batch; checked on its own). */
 static int lt_route_path(const gs_kernel_args *a) { return a->batch > 1; }
@@ -177,5 +201,5 @@ const gs_variant gs_route_cublaslt = {
 const gs_variant *const gs_variants[] = { &gs_kernel_f32_bf16x6,      &gs_kernel_f32_3xtf32,
                                           &gs_kernel_sgemm_simt,      &gs_kernel_bf16_persistent,
                                           &gs_kernel_decode_bf16,     &gs_kernel_decode_f16,
-                                          &gs_route_cublaslt };
+                                          &gs_kernel_decode_f32,      &gs_route_cublaslt };
 const size_t gs_n_variants = sizeof gs_variants / sizeof *gs_variants;

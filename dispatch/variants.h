@@ -94,7 +94,8 @@ extern const gs_variant *const gs_variants[];
 extern const size_t gs_n_variants;
 /* The entries of variants.c, for the routing policy (routes.c). */
 extern const gs_variant gs_kernel_sgemm_simt, gs_kernel_bf16_persistent, gs_kernel_f32_3xtf32,
-    gs_kernel_f32_bf16x6, gs_kernel_decode_bf16, gs_kernel_decode_f16, gs_route_cublaslt;
+    gs_kernel_f32_bf16x6, gs_kernel_decode_bf16, gs_kernel_decode_f16, gs_kernel_decode_f32,
+    gs_route_cublaslt;
 
 /* The entry of that name, or NULL. */
 const gs_variant *gs_variant_named(const char *name);

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include "gs_launch.h"
 
@@ -64,6 +65,11 @@ template <> struct Elem<__half> {
   }
 };
 
+template <> struct Elem<float> {
+  static __device__ float to_f(float v) { return v; }
+  static __device__ float from_f(float v) { return v; }
+};
+
 /* Per layout and column tiles NT (n <= 8 NT): MT m16 fragments per warp,
  * ROWS weight rows per CTA, STEP k per step, U steps in flight per loop. */
 template <bool kNN, int NT> struct Cfg;
@@ -76,8 +82,11 @@ template <int NT> struct Cfg<true, NT> {
   static constexpr int U = NT <= 2 ? 4 : NT == 4 ? 2 : 1;
 };
 
-struct Params {
-  const uint16_t *A, *B, *C, *bias;
+/* E: the element as the loads see it (uint16_t for BF16 and FP16, whose
+ * bits go to the mma untouched; float for FP32). */
+template <typename E>
+struct ParamsT {
+  const E *A, *B, *C, *bias;
   void *D;
   int64_t lda, ldb, ldc, ldd;
   int m, n, k;
@@ -85,11 +94,13 @@ struct Params {
   float alpha, beta;
   const float *alpha_dev, *beta_dev;
 };
+using Params = ParamsT<uint16_t>;
+using ParamsF = ParamsT<float>;
 
 /* Loads without branches (a branch per load keeps the compiler from
  * putting them all in flight): when `on` is false nothing is read and the
  * result is zero. The weight skips L1; x stays in it. */
-__device__ __forceinline__ uint4 ld_stream(const uint16_t *p, bool on) {
+__device__ __forceinline__ uint4 ld_stream(const void *p, bool on) {
   uint4 v;
   asm volatile(
       "{\n .reg .pred q;\n setp.ne.b32 q, %5, 0;\n"
@@ -99,7 +110,7 @@ __device__ __forceinline__ uint4 ld_stream(const uint16_t *p, bool on) {
       : "l"(p), "r"((int)on));
   return v;
 }
-__device__ __forceinline__ uint4 ld_x16(const uint16_t *p, bool on) {
+__device__ __forceinline__ uint4 ld_x16(const void *p, bool on) {
   uint4 v;
   asm volatile(
       "{\n .reg .pred q;\n setp.ne.b32 q, %5, 0;\n"
@@ -242,6 +253,85 @@ __device__ __forceinline__ int row_of(int warp_row0, int t, int e, int g) {
   return kNN ? warp_row0 + 8 * g + 2 * t + (e >> 1) : warp_row0 + 16 * t + g + 8 * (e >> 1);
 }
 
+/* The CTA's sum of its four warps' partials, (w0 + w2) + (w1 + w3), left
+ * in red[0]. visit(f) calls f(value, cell) for each of this lane's
+ * partials and its cell in red (every warp's lane holds the same cells);
+ * `writes`: this lane writes its cells (lanes holding the same cells
+ * after a warp reduction leave it to one). */
+template <int N, typename Visit>
+__device__ __forceinline__ void fold_cta(float (&red)[2][N], int warp, Visit &&visit, bool writes) {
+  auto put = [&](float *buf) {
+    visit([&](float &v, int c) {
+      if (writes) buf[c] = v;
+    });
+  };
+  auto add = [&](const float *buf) { visit([&](float &v, int c) { v += buf[c]; }); };
+  if (warp >= 2) put(red[warp - 2]);
+  __syncthreads();
+  if (warp < 2) add(red[warp]);
+  __syncthreads();
+  if (warp == 1) put(red[0]);
+  __syncthreads();
+  if (warp == 0) {
+    add(red[0]);
+    put(red[0]);
+  }
+}
+
+/* After fold_cta: the rows of the band this CTA finishes (with a cluster,
+ * rows rank/split of it, summed over ranks 0..split-1 in rank order
+ * through distributed shared memory), then the epilogue into D. red0 holds
+ * COLS columns of ROWS + 1 floats. */
+template <typename T, int ROWS, int COLS, typename P>
+__device__ __forceinline__ void finish(const P &p, float *red0, int rank, int split, int row0) {
+  constexpr int LD = ROWS + 1;
+  float alpha = p.alpha, beta = p.beta;
+  if (p.alpha_dev) alpha = *p.alpha_dev;
+  if (p.beta_dev) beta = *p.beta_dev;
+
+  int r_lo = 0, r_hi = ROWS;
+  if (split > 1) {
+    cg::this_cluster().sync();
+    r_lo = rank * ROWS / split;
+    r_hi = (rank + 1) * ROWS / split;
+  } else {
+    __syncthreads();
+  }
+  const int rows = r_hi - r_lo;
+  const int cols = p.n < COLS ? p.n : COLS;
+  T *D = static_cast<T *>(p.D);
+  const T *Cm = reinterpret_cast<const T *>(p.C);
+  const T *bias = reinterpret_cast<const T *>(p.bias);
+  for (int e = threadIdx.x; e < rows * cols; e += kWarps * 32) {
+    const int j = e / rows, i = r_lo + e % rows;
+    const int row = row0 + i;
+    if (row >= p.m) continue;
+    float v;
+    if (split > 1) {
+      /* all ranks' loads in flight at once, then summed in rank order */
+      cg::cluster_group cluster = cg::this_cluster();
+      float part[kMaxCluster];
+#pragma unroll
+      for (int r = 0; r < kMaxCluster; ++r)
+        part[r] = r < split ? cluster.map_shared_rank(red0, r)[j * LD + i] : 0.f;
+      v = part[0];
+#pragma unroll
+      for (int r = 1; r < kMaxCluster; ++r)
+        if (r < split) v += part[r];
+    } else {
+      v = red0[j * LD + i];
+    }
+    /* Explicit roundings, as the other kernels: alpha * acc, + beta * C in
+     * one FMA, + bias, rounded once. */
+    v = __fmul_rn(alpha, v);
+    if (beta != 0.f) v = fmaf(beta, Elem<T>::to_f(Cm[row + (int64_t)j * p.ldc]), v);
+    if (bias) v = __fadd_rn(v, Elem<T>::to_f(bias[row]));
+    D[row + (int64_t)j * p.ldd] = Elem<T>::from_f(v);
+  }
+  /* Peers read this CTA's shared memory until here. */
+  if (split > 1) cg::this_cluster().sync();
+}
+
 /* One CTA per SM as the bound: it lets the compiler keep every load of a
  * block in flight (with more CTAs as the bound it spends fewer registers
  * and issues the loads a few at a time, between the mma). */
@@ -319,104 +409,251 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     }
   }
 
-  /* The CTA's sum, (w0 + w2) + (w1 + w3), ends in red[0]. Every warp's
-   * fragment covers the same (row, column) cells. */
+  /* Every warp's fragment covers the same (row, column) cells. */
   auto cell = [&](int t, int nt, int e) {
     return (nt * 8 + 2 * q + (e & 1)) * LD + row_of<kNN>(0, t, e, g);
   };
-  auto put = [&](float *buf) {
+  auto visit = [&](auto &&f) {
 #pragma unroll
     for (int t = 0; t < MT; ++t)
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) buf[cell(t, nt, e)] = acc[t][nt][e];
+        for (int e = 0; e < 4; ++e) f(acc[t][nt][e], cell(t, nt, e));
   };
-  auto add = [&](const float *buf) {
-#pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[t][nt][e] += buf[cell(t, nt, e)];
-  };
-  if (warp >= 2) put(red[warp - 2]);
-  __syncthreads();
-  if (warp < 2) add(red[warp]);
-  __syncthreads();
-  if (warp == 1) put(red[0]);
-  __syncthreads();
-  if (warp == 0) {
-    add(red[0]);
-    put(red[0]);
-  }
+  fold_cta(red, warp, visit, true);
+  finish<T, ROWS, COLS>(p, red[0], rank, split, row0);
+}
 
-  float alpha = p.alpha, beta = p.beta;
-  if (p.alpha_dev) alpha = *p.alpha_dev;
-  if (p.beta_dev) beta = *p.beta_dev;
+/* ---- FP32: strict FP32 arithmetic (FFMA on the CUDA cores) ----
+ * The same skeleton (K slices dealt round-robin to the CTA's warps and the
+ * cluster's CTAs, the fold, the cluster sum, the epilogue); the weight and
+ * x come in 16-byte loads of four floats and meet in FFMA, which leaves
+ * each lane a partial over its own k:
+ *   TN (weight rows contiguous in k): a lane reads 4 consecutive k of each
+ *     of the band's ROWS rows, a warp step covers 128 k; the lanes'
+ *     partials are then summed across the warp (warp_sum_halving).
+ *   NN (weight columns contiguous in m): a lane owns 4 consecutive rows
+ *     (the band: 128), reads them at 4 consecutive k a step and takes x's
+ *     4 values of each column in one broadcast load; no sum across lanes.
+ * NC columns of x per call (n <= NC), fixed by the template. */
+template <bool kNN, int NC> struct CfgF;
+template <int NC> struct CfgF<false, NC> {
+  static constexpr int ROWS = NC <= 2 ? 16 : 8, STEP = 128, U = 2;
+};
+template <int NC> struct CfgF<true, NC> {
+  static constexpr int ROWS = 128, STEP = 4, U = NC <= 2 ? 8 : NC == 4 ? 4 : 2;
+};
 
-  /* Rows [r_lo, r_hi) of the band are this CTA's to finish: with a
-   * cluster, the sum over ranks 0..split-1 of their red[0]. */
-  int r_lo = 0, r_hi = ROWS;
-  if (split > 1) {
-    cg::this_cluster().sync();
-    r_lo = rank * ROWS / split;
-    r_hi = (rank + 1) * ROWS / split;
-  } else {
-    __syncthreads();
-  }
-  const int rows = r_hi - r_lo;
-  const int cols = p.n < COLS ? p.n : COLS;
-  T *D = static_cast<T *>(p.D);
-  const T *Cm = reinterpret_cast<const T *>(p.C);
-  const T *bias = reinterpret_cast<const T *>(p.bias);
-  for (int e = threadIdx.x; e < rows * cols; e += kWarps * 32) {
-    const int j = e / rows, i = r_lo + e % rows;
-    const int row = row0 + i;
-    if (row >= p.m) continue;
-    float v;
-    if (split > 1) {
-      /* all ranks' loads in flight at once, then summed in rank order */
-      cg::cluster_group cluster = cg::this_cluster();
-      float part[kMaxCluster];
+__device__ __forceinline__ float4 as_f4(uint4 v) {
+  return make_float4(__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z),
+                     __uint_as_float(v.w));
+}
+/* 4 consecutive floats from p, those at index >= lim read as zero. */
+__device__ __forceinline__ float4 ldf_guard4(const float *p, int64_t lim) {
+  float e[4];
 #pragma unroll
-      for (int r = 0; r < kMaxCluster; ++r)
-        part[r] = r < split ? cluster.map_shared_rank(red[0], r)[j * LD + i] : 0.f;
-      v = part[0];
+  for (int i = 0; i < 4; ++i) e[i] = i < lim ? p[i] : 0.f;
+  return make_float4(e[0], e[1], e[2], e[3]);
+}
+__device__ __forceinline__ float comp(const float4 &v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+/* Sums each of a lane's V partials over the warp's 32 lanes in a fixed
+ * order, V a power of two. Each level hands half of the values still held
+ * to the partner lane and keeps the other half's sums (V/2 + V/4 + ...
+ * shuffles instead of 5V); once one value is left, the partners add it
+ * whole (a + b and b + a: the same bits). After it, the lane holds
+ * owned(V) sums in v[0..): those of values lane * V / 32 + j (V >= 32), or
+ * value lane / (32 / V) (V < 32). */
+template <int V>
+__device__ __forceinline__ void warp_sum_halving(float (&v)[V], int lane) {
+  int cnt = V;
 #pragma unroll
-      for (int r = 1; r < kMaxCluster; ++r)
-        if (r < split) v += part[r];
+  for (int d = 16; d >= 1; d >>= 1) {
+    if (cnt > 1) {
+      const bool upper = (lane & d) != 0;
+      const int h = cnt / 2;
+#pragma unroll
+      for (int i = 0; i < V / 2; ++i)
+        if (i < h) {
+          const float send = upper ? v[i] : v[i + h];
+          const float keep = upper ? v[i + h] : v[i];
+          v[i] = keep + __shfl_xor_sync(0xffffffffu, send, d);
+        }
+      cnt = h;
     } else {
-      v = red[0][j * LD + i];
+      v[0] += __shfl_xor_sync(0xffffffffu, v[0], d);
     }
-    /* Explicit roundings, as the other kernels: alpha * acc, + beta * C in
-     * one FMA, + bias, rounded once. */
-    v = __fmul_rn(alpha, v);
-    if (beta != 0.f) v = fmaf(beta, Elem<T>::to_f(Cm[row + (int64_t)j * p.ldc]), v);
-    if (bias) v = __fadd_rn(v, Elem<T>::to_f(bias[row]));
-    D[row + (int64_t)j * p.ldd] = Elem<T>::from_f(v);
   }
-  /* Peers read this CTA's shared memory until here. */
-  if (split > 1) cg::this_cluster().sync();
+}
+
+template <bool kNN, int NC, bool kPdl>
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    gemmshim_decode_f32_kernel(const ParamsF p) {
+  if constexpr (kPdl) {
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  }
+  using C = CfgF<kNN, NC>;
+  constexpr int ROWS = C::ROWS, LD = ROWS + 1, U = C::U, STEP = C::STEP;
+  /* TN: a lane's partials, row-major by (row, column); NN: 4 rows by NC */
+  constexpr int R = kNN ? 4 : ROWS, V = R * NC;
+  __shared__ float red[2][NC * LD];
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int split = p.split;
+  const int rank = (int)(blockIdx.x % (unsigned)split);
+  const int row0 = (int)(blockIdx.x / (unsigned)split) * ROWS;
+  const int steps = (p.k + STEP - 1) / STEP;
+  const int full = p.k / STEP;
+  const int slices = split * kWarps, slice = rank * kWarps + warp;
+  const int blocks = full / U;
+
+  float acc[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i) acc[i] = 0.f;
+
+  if constexpr (!kNN) {
+    /* one step: the band's rows at k0 + 4 lane .. + 3, then x's columns */
+    auto load_w = [&](float4 (&w)[ROWS], int64_t kc, bool guard) {
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const int row = row0 + r;
+        const float *src = p.A + (int64_t)row * p.lda + kc;
+        if (!guard) w[r] = as_f4(ld_stream(src, row < p.m));
+        else w[r] = row < p.m ? ldf_guard4(src, p.k - kc) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+    };
+    auto fma_step = [&](const float4 (&w)[ROWS], int64_t kc, bool guard) {
+      float4 x[NC];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const float *src = p.B + (int64_t)c * p.ldb + kc;
+        if (!guard) x[c] = as_f4(ld_x16(src, c < p.n));
+        else x[c] = c < p.n ? ldf_guard4(src, p.k - kc) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int c = 0; c < NC; ++c)
+#pragma unroll
+          for (int j = 0; j < 4; ++j) acc[r * NC + c] = fmaf(comp(w[r], j), comp(x[c], j), acc[r * NC + c]);
+    };
+    for (int b = slice; b < blocks; b += slices) {
+      float4 w[U][ROWS];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_w(w[u], (int64_t)(b * U + u) * STEP + 4 * lane, false);
+#pragma unroll
+      for (int u = 0; u < U; ++u) fma_step(w[u], (int64_t)(b * U + u) * STEP + 4 * lane, false);
+    }
+    for (int st = blocks * U + slice; st < steps; st += slices) {
+      float4 w[ROWS];
+      const bool guard = st >= full;
+      load_w(w, (int64_t)st * STEP + 4 * lane, guard);
+      fma_step(w, (int64_t)st * STEP + 4 * lane, guard);
+    }
+    warp_sum_halving(acc, lane);
+  } else {
+    const int row = row0 + 4 * lane;
+    const int rows_left = p.m - row;
+    /* one step: this lane's 4 rows at k0 .. k0 + 3, then x's 4 values of
+     * each column there (the same address in every lane: one broadcast) */
+    auto load_w = [&](float4 (&w)[4], int64_t k0, bool guard) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int64_t kr = k0 + j;
+        const float *src = p.A + kr * p.lda + row;
+        if (!guard) w[j] = as_f4(ld_stream(src, true));
+        else if (kr >= p.k || rows_left <= 0) w[j] = make_float4(0.f, 0.f, 0.f, 0.f);
+        else w[j] = ldf_guard4(src, rows_left);
+      }
+    };
+    auto fma_step = [&](const float4 (&w)[4], int64_t k0, bool guard) {
+      float4 x[NC];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const float *src = p.B + (int64_t)c * p.ldb + k0;
+        if (!guard) x[c] = as_f4(ld_x16(src, c < p.n));
+        else x[c] = c < p.n ? ldf_guard4(src, p.k - k0) : make_float4(0.f, 0.f, 0.f, 0.f);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < NC; ++c) acc[r * NC + c] = fmaf(comp(w[j], r), comp(x[c], j), acc[r * NC + c]);
+    };
+    /* a band reaching past m takes the guarded steps throughout */
+    const int fast_blocks = row0 + ROWS <= p.m ? blocks : 0;
+    for (int b = slice; b < fast_blocks; b += slices) {
+      float4 w[U][4];
+#pragma unroll
+      for (int u = 0; u < U; ++u) load_w(w[u], (int64_t)(b * U + u) * STEP, false);
+#pragma unroll
+      for (int u = 0; u < U; ++u) fma_step(w[u], (int64_t)(b * U + u) * STEP, false);
+    }
+    for (int st = fast_blocks * U + slice; st < steps; st += slices) {
+      float4 w[4];
+      const bool guard = !(st < full && fast_blocks);
+      load_w(w, (int64_t)st * STEP, guard);
+      fma_step(w, (int64_t)st * STEP, guard);
+    }
+  }
+
+  /* Each lane's cells: TN after the warp sum (V / 32 values, or one value
+   * that 32 / V lanes hold alike, written by the first of them); NN its own
+   * 4 rows. */
+  constexpr int OWN = kNN ? V : (V >= 32 ? V / 32 : 1), SHARED = V >= 32 ? 1 : 32 / V;
+  const bool writes = kNN || lane % SHARED == 0;
+  auto visit = [&](auto &&f) {
+#pragma unroll
+    for (int j = 0; j < OWN; ++j) {
+      const int idx = kNN ? j : lane / SHARED * OWN + j;
+      const int r = idx / NC, c = idx % NC;
+      f(acc[j], c * LD + (kNN ? 4 * lane + r : r));
+    }
+  };
+  fold_cta(red, warp, visit, writes);
+  finish<float, ROWS, NC>(p, red[0], rank, split, row0);
 }
 
 constexpr int kMaxDevices = 64;
 
-static int nt_of(int64_t n) { return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : 8; }
+/* The column tile a call takes: 16-bit, NT tiles of 8 columns (n up to 8,
+ * 16, 32, 64); FP32, NC columns (n up to 1, 2, 4, 8). Both: 1, 2, 4, 8. */
+template <bool kF32>
+static int tile_of(int64_t n) {
+  if constexpr (kF32) return n <= 1 ? 1 : n <= 2 ? 2 : n <= 4 ? 4 : 8;
+  else return n <= 8 ? 1 : n <= 16 ? 2 : n <= 32 ? 4 : 8;
+}
+
+template <bool kF32, bool kNN, int NT>
+using CfgOf = typename std::conditional<kF32, CfgF<kNN, NT>, Cfg<kNN, NT>>::type;
+
+/* The kernel the table's launchers launch for a configuration (the bf16
+ * one stands for fp16: the same code but for the mma type). */
+template <bool kF32, bool kNN, int NT>
+static auto pdl_kernel() {
+  if constexpr (kF32) return gemmshim_decode_f32_kernel<kNN, NT, true>;
+  else return gemmshim_decode_kernel<__nv_bfloat16, kNN, NT, true>;
+}
 
 /* CTAs of a configuration that are resident at once in clusters of 1, 2,
  * 4 and 8 (clusters must fit in one GPC, so the count falls with the
  * cluster size), read once per device through the occupancy API (not a
- * stream operation: safe while a stream captures). The bf16 and fp16
- * kernels are the same code but for the mma type; the bf16 one stands for
- * both, so a call's path (gs_gemm_decode_path) needs no type. 0: unknown. */
-static std::atomic<int> wave_of[kMaxDevices][2][4][4];
+ * stream operation: safe while a stream captures). Per family (16-bit,
+ * FP32): a call's path (the gs_gemm_decode*_path) needs no more than
+ * that. 0: unknown. */
+static std::atomic<int> wave_of[kMaxDevices][2][2][4][4];
 
-template <bool kNN, int NT>
+template <bool kF32, bool kNN, int NT>
 static int wave(int dev, int si) {
   constexpr int ti = NT == 1 ? 0 : NT == 2 ? 1 : NT == 4 ? 2 : 3;
   if (dev < 0 || dev >= kMaxDevices) return 0;
-  int w = wave_of[dev][kNN][ti][si].load(std::memory_order_acquire);
+  std::atomic<int> &slot = wave_of[dev][kF32][kNN][ti][si];
+  int w = slot.load(std::memory_order_acquire);
   if (w) return w;
   cudaLaunchConfig_t cfg = {};
   cudaLaunchAttribute attr[1];
@@ -430,54 +667,54 @@ static int wave(int dev, int si) {
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   int clusters = 0;
-  /* the kernel the table's launchers launch (preloaded: no lazy load
-   * here, inside a caller's call) */
-  if (cudaOccupancyMaxActiveClusters(&clusters, gemmshim_decode_kernel<__nv_bfloat16, kNN, NT, true>,
-                                     &cfg) != cudaSuccess ||
+  /* preloaded: no lazy load here, inside a caller's call */
+  if (cudaOccupancyMaxActiveClusters(&clusters, pdl_kernel<kF32, kNN, NT>(), &cfg) != cudaSuccess ||
       clusters <= 0) {
     (void)cudaGetLastError();
     return 0;
   }
   w = clusters * s;
-  wave_of[dev][kNN][ti][si].store(w, std::memory_order_release);
+  slot.store(w, std::memory_order_release);
   return w;
 }
 
 /* Split K across a cluster while the grid still fits in one wave of
  * resident CTAs at that cluster size and every slice keeps a whole block
  * of U steps. */
-template <bool kNN, int NT>
+template <bool kF32, bool kNN, int NT>
 static int split_of(int64_t m, int64_t k, int dev) {
-  using C = Cfg<kNN, NT>;
+  using C = CfgOf<kF32, kNN, NT>;
   const int64_t tiles = (m + C::ROWS - 1) / C::ROWS;
   const int64_t blocks = k / C::STEP / C::U;
   int s = 1, si = 0;
   while (s < kMaxCluster && blocks >= (int64_t)2 * s * kWarps &&
-         tiles * 2 * s <= (int64_t)wave<kNN, NT>(dev, si + 1)) {
+         tiles * 2 * s <= (int64_t)wave<kF32, kNN, NT>(dev, si + 1)) {
     s *= 2;
     ++si;
   }
   return s;
 }
 
+template <bool kF32>
 static int split_for(const gs_kernel_args *a) {
   const bool nn = a->trans_a == 0;
   const int64_t m = a->m, k = a->k;
   const int d = a->device;
-  switch (nt_of(a->n)) {
-    case 1: return nn ? split_of<true, 1>(m, k, d) : split_of<false, 1>(m, k, d);
-    case 2: return nn ? split_of<true, 2>(m, k, d) : split_of<false, 2>(m, k, d);
-    case 4: return nn ? split_of<true, 4>(m, k, d) : split_of<false, 4>(m, k, d);
-    default: return nn ? split_of<true, 8>(m, k, d) : split_of<false, 8>(m, k, d);
+  switch (tile_of<kF32>(a->n)) {
+    case 1: return nn ? split_of<kF32, true, 1>(m, k, d) : split_of<kF32, false, 1>(m, k, d);
+    case 2: return nn ? split_of<kF32, true, 2>(m, k, d) : split_of<kF32, false, 2>(m, k, d);
+    case 4: return nn ? split_of<kF32, true, 4>(m, k, d) : split_of<kF32, false, 4>(m, k, d);
+    default: return nn ? split_of<kF32, true, 8>(m, k, d) : split_of<kF32, false, 8>(m, k, d);
   }
 }
 
 /* pdl_attr: the launch may overlap the previous kernel (the table's
  * launchers: where the driver has it; dev/decode_pdl also launches the
- * kernels crosswise, a control). */
-template <typename T, bool kNN, int NT, bool kPdl>
-static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream, bool pdl_attr) {
-  using C = Cfg<kNN, NT>;
+ * kernels crosswise, a control). T float: the FP32 kernel. */
+template <typename T, bool kNN, int NT, bool kPdl, typename P>
+static gs_kstatus launch_cfg(const P &p, cudaStream_t stream, bool pdl_attr) {
+  constexpr bool f32 = std::is_same<T, float>::value;
+  using C = CfgOf<f32, kNN, NT>;
   const int64_t tiles = ((int64_t)p.m + C::ROWS - 1) / C::ROWS;
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3((unsigned)(tiles * p.split));
@@ -503,13 +740,15 @@ static gs_kstatus launch_cfg(const Params &p, cudaStream_t stream, bool pdl_attr
     cfg.numAttrs = n_attr;
   }
   gs_launch_begin();
-  const cudaError_t e = cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT, kPdl>, p);
+  cudaError_t e;
+  if constexpr (f32) e = cudaLaunchKernelEx(&cfg, gemmshim_decode_f32_kernel<kNN, NT, kPdl>, p);
+  else e = cudaLaunchKernelEx(&cfg, gemmshim_decode_kernel<T, kNN, NT, kPdl>, p);
   return pdl_attr ? gs_launch_result_pdl(e) : gs_launch_result(e, 0);
 }
 
-template <typename T, bool kNN, bool kPdl>
-static gs_kstatus launch_layout(const Params &p, cudaStream_t stream, bool pdl_attr) {
-  switch (nt_of(p.n)) {
+template <typename T, bool kNN, bool kPdl, typename P>
+static gs_kstatus launch_layout(const P &p, cudaStream_t stream, bool pdl_attr) {
+  switch (tile_of<std::is_same<T, float>::value>(p.n)) {
     case 1: return launch_cfg<T, kNN, 1, kPdl>(p, stream, pdl_attr);
     case 2: return launch_cfg<T, kNN, 2, kPdl>(p, stream, pdl_attr);
     case 4: return launch_cfg<T, kNN, 4, kPdl>(p, stream, pdl_attr);
@@ -519,24 +758,44 @@ static gs_kstatus launch_layout(const Params &p, cudaStream_t stream, bool pdl_a
 
 static int aligned(const void *p, unsigned bytes) { return ((uintptr_t)p % bytes) == 0; }
 
-/* With split < 1, the launcher's own choice. */
+/* The class of both families: es, the element's bytes (2 or 4); leading
+ * dimensions in multiples of 16 bytes. */
+static int supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, const void *A,
+                    int64_t lda, const void *B, int64_t ldb, const void *C, int64_t ldc,
+                    int check_c, int es, int64_t n_max) {
+  const int64_t lim = (int64_t)1 << 31;
+  const int64_t per16 = 16 / es;
+  if (m <= 0 || k <= 0 || n <= 0 || m >= lim || k >= lim || n > n_max) return 0;
+  if (trans_b != 0 || (trans_a != 0 && trans_a != 1)) return 0;
+  if (!A || !B || !aligned(A, 16) || !aligned(B, 16)) return 0;
+  if (lda % per16 || ldb % per16) return 0;
+  if (lda < (trans_a ? k : m) || ldb < k) return 0;
+  if (check_c && (!C || !aligned(C, (unsigned)es) || ldc < m)) return 0;
+  return 1;
+}
+
+/* With split < 1, the launcher's own choice. T: __nv_bfloat16, __half, or
+ * float (the FP32 kernel). */
 template <typename T, bool kPdl = false>
 static gs_kstatus launch(const gs_kernel_args *a, int split, bool pdl_attr = kPdl) {
+  constexpr bool f32 = std::is_same<T, float>::value;
+  constexpr unsigned es = sizeof(T);
+  using E = typename std::conditional<f32, float, uint16_t>::type;
   if (!a) return GS_K_UNSUPPORTED;
   const int check_c = a->scalars_on_device ? 1 : (a->beta != 0.f);
-  if (!gs_gemm_decode_supports(a->m, a->n, a->k, a->trans_a, a->trans_b, a->A, a->lda, a->B,
-                               a->ldb, a->C, a->ldc, check_c))
+  if (!supports(a->m, a->n, a->k, a->trans_a, a->trans_b, a->A, a->lda, a->B, a->ldb, a->C,
+                a->ldc, check_c, (int)es, f32 ? GS_GEMM_DECODE_F32_MAX_N : GS_GEMM_DECODE_MAX_N))
     return GS_K_UNSUPPORTED;
-  if (!a->D || !aligned(a->D, 2) || a->ldd < a->m) return GS_K_UNSUPPORTED;
-  if (a->bias && !aligned(a->bias, 2)) return GS_K_UNSUPPORTED;
+  if (!a->D || !aligned(a->D, es) || a->ldd < a->m) return GS_K_UNSUPPORTED;
+  if (a->bias && !aligned(a->bias, es)) return GS_K_UNSUPPORTED;
   if (a->scalars_on_device && (!a->alpha_dev || !a->beta_dev)) return GS_K_UNSUPPORTED;
   if (check_c && a->C == a->D && a->ldc != a->ldd) return GS_K_UNSUPPORTED;
-  if (split < 1) split = split_for(a);
-  Params p;
-  p.A = static_cast<const uint16_t *>(a->A);
-  p.B = static_cast<const uint16_t *>(a->B);
-  p.C = static_cast<const uint16_t *>(a->C);
-  p.bias = static_cast<const uint16_t *>(a->bias);
+  if (split < 1) split = split_for<f32>(a);
+  ParamsT<E> p;
+  p.A = static_cast<const E *>(a->A);
+  p.B = static_cast<const E *>(a->B);
+  p.C = static_cast<const E *>(a->C);
+  p.bias = static_cast<const E *>(a->bias);
   p.D = a->D;
   p.lda = a->lda; p.ldb = a->ldb; p.ldc = a->ldc; p.ldd = a->ldd;
   p.m = (int)a->m; p.n = (int)a->n; p.k = (int)a->k;
@@ -558,10 +817,16 @@ static int load_kernel(F *kernel) {
 
 template <typename T, bool kNN>
 static int load_layout() {
-  return load_kernel(gemmshim_decode_kernel<T, kNN, 1, true>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 2, true>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 4, true>) &&
-         load_kernel(gemmshim_decode_kernel<T, kNN, 8, true>);
+  if constexpr (std::is_same<T, float>::value)
+    return load_kernel(gemmshim_decode_f32_kernel<kNN, 1, true>) &&
+           load_kernel(gemmshim_decode_f32_kernel<kNN, 2, true>) &&
+           load_kernel(gemmshim_decode_f32_kernel<kNN, 4, true>) &&
+           load_kernel(gemmshim_decode_f32_kernel<kNN, 8, true>);
+  else
+    return load_kernel(gemmshim_decode_kernel<T, kNN, 1, true>) &&
+           load_kernel(gemmshim_decode_kernel<T, kNN, 2, true>) &&
+           load_kernel(gemmshim_decode_kernel<T, kNN, 4, true>) &&
+           load_kernel(gemmshim_decode_kernel<T, kNN, 8, true>);
 }
 
 }  // namespace gs_decode
@@ -571,14 +836,15 @@ using namespace gs_decode;
 extern "C" int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
                                        const void *A, int64_t lda, const void *B, int64_t ldb,
                                        const void *C, int64_t ldc, int check_c) {
-  const int64_t lim = (int64_t)1 << 31;
-  if (m <= 0 || k <= 0 || n <= 0 || m >= lim || k >= lim || n > GS_GEMM_DECODE_MAX_N) return 0;
-  if (trans_b != 0 || (trans_a != 0 && trans_a != 1)) return 0;
-  if (!A || !B || !aligned(A, 16) || !aligned(B, 16)) return 0;
-  if (lda % GS_GEMM_DECODE_ALIGN_LD || ldb % GS_GEMM_DECODE_ALIGN_LD) return 0;
-  if (lda < (trans_a ? k : m) || ldb < k) return 0;
-  if (check_c && (!C || !aligned(C, 2) || ldc < m)) return 0;
-  return 1;
+  return supports(m, n, k, trans_a, trans_b, A, lda, B, ldb, C, ldc, check_c, 2,
+                  GS_GEMM_DECODE_MAX_N);
+}
+
+extern "C" int gs_gemm_decode_f32_supports(int64_t m, int64_t n, int64_t k, int trans_a,
+                                           int trans_b, const void *A, int64_t lda, const void *B,
+                                           int64_t ldb, const void *C, int64_t ldc, int check_c) {
+  return supports(m, n, k, trans_a, trans_b, A, lda, B, ldb, C, ldc, check_c, 4,
+                  GS_GEMM_DECODE_F32_MAX_N);
 }
 
 /* Programmatic dependent launch, stream capture included, needs a CUDA
@@ -610,16 +876,29 @@ extern "C" gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a) {
   return launch<__half, true>(a, 0, a && pdl_for(a));
 }
 
-extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) {
-  const int nt = nt_of(a->n);
-  const int col_path = nt == 1 ? 0 : nt == 2 ? 1 : nt == 4 ? 2 : 3;
-  const int split = split_for(a);
-  return col_path * 2 + (split > 1);
+extern "C" gs_kstatus gs_gemm_decode_f32_launch(const gs_kernel_args *a) {
+  return launch<float, true>(a, 0, a && pdl_for(a));
 }
+
+template <bool kF32>
+static int path_of(const gs_kernel_args *a) {
+  const int nt = tile_of<kF32>(a->n);
+  const int col_path = nt == 1 ? 0 : nt == 2 ? 1 : nt == 4 ? 2 : 3;
+  return col_path * 2 + (split_for<kF32>(a) > 1);
+}
+
+extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) { return path_of<false>(a); }
+
+extern "C" int gs_gemm_decode_f32_path(const gs_kernel_args *a) { return path_of<true>(a); }
 
 extern "C" int gs_gemm_decode_preload(void) {
   (void)driver_has_pdl();
   const int ok = load_layout<__nv_bfloat16, false>() && load_layout<__nv_bfloat16, true>() &&
                  load_layout<__half, false>() && load_layout<__half, true>();
   return ok ? 0 : -1;
+}
+
+extern "C" int gs_gemm_decode_f32_preload(void) {
+  (void)driver_has_pdl();
+  return load_layout<float, false>() && load_layout<float, true>() ? 0 : -1;
 }

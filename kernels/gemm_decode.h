@@ -1,9 +1,10 @@
-/* Decode-shaped GEMMs: few tokens (n <= 64) against a weight that is read
- * once, so the call is bound by reading the weight. BF16 or FP16 in and
- * out, FP32 accumulation on the tensor cores (mma.sync), the weight as
- * op(A) in layout TN (F.linear) or NN (x @ W on row-major data). Every m
- * and k, tails included. See kernels/gemm_decode.md for the design, the
- * contract and the measurements. sm_90a only.
+/* Decode-shaped GEMMs: few tokens against a weight that is read once, so
+ * the call is bound by reading the weight. BF16 or FP16 in and out (n <=
+ * 64), FP32 accumulation on the tensor cores (mma.sync); or FP32 in and
+ * out (n <= 8), strict FP32 arithmetic (FFMA on the CUDA cores). The
+ * weight as op(A) in layout TN (F.linear) or NN (x @ W on row-major data).
+ * Every m and k, tails included. See kernels/gemm_decode.md for the
+ * design, the contract and the measurements. sm_90a only.
  *
  * Split-K is summed in a fixed order inside a CTA, and across a thread-block
  * cluster through distributed shared memory: no atomics, no global scratch,
@@ -17,13 +18,14 @@
 extern "C" {
 #endif
 
-/* The largest n (tokens) the launchers take. */
+/* The largest n (tokens) the launchers take: 16-bit, FP32. */
 #define GS_GEMM_DECODE_MAX_N 64
-/* Leading dimensions are multiples of this many elements (16 bytes). */
-#define GS_GEMM_DECODE_ALIGN_LD 8
+#define GS_GEMM_DECODE_F32_MAX_N 8
 
-/* The class both launchers handle (everything else is refused with
- * GS_K_UNSUPPORTED, never launched):
+/* The class the launchers handle (everything else is refused with
+ * GS_K_UNSUPPORTED, never launched), for the 16-bit ones (the FP32 one:
+ * the same with 4-byte elements, n <= GS_GEMM_DECODE_F32_MAX_N and lda
+ * and ldb multiples of 4 elements, in gs_gemm_decode_f32_supports):
  *   layouts (cuBLAS column-major, D[m,n] = alpha * op(A) op(B) + beta * C):
  *     TN: trans_a == 1, trans_b == 0: A stored k x m (lda >= k), B k x n;
  *     NN: trans_a == 0, trans_b == 0: A stored m x k (lda >= m), B k x n;
@@ -39,6 +41,9 @@ extern "C" {
 int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
                             const void *A, int64_t lda, const void *B, int64_t ldb,
                             const void *C, int64_t ldc, int check_c);
+int gs_gemm_decode_f32_supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                                const void *A, int64_t lda, const void *B, int64_t ldb,
+                                const void *C, int64_t ldc, int check_c);
 
 /* A, B, C, D and bias bf16 (first) or fp16 (second). Launch on a->stream,
  * with programmatic dependent launch where the driver has it (read by the
@@ -49,14 +54,20 @@ int gs_gemm_decode_supports(int64_t m, int64_t n, int64_t k, int trans_a, int tr
  * fails (nothing enqueued). */
 gs_kstatus gs_gemm_decode_bf16_launch(const gs_kernel_args *a);
 gs_kstatus gs_gemm_decode_f16_launch(const gs_kernel_args *a);
+/* The same with A, B, C, D and bias FP32. */
+gs_kstatus gs_gemm_decode_f32_launch(const gs_kernel_args *a);
 
-/* The code path a call takes: the column-tile width (n up to 8, 16, 32,
- * 64) times two, plus one when K is split across a cluster. */
+/* The code path a call takes: the column-tile width (16-bit: n up to 8,
+ * 16, 32, 64; FP32: n up to 1, 2, 4, 8) times two, plus one when K is
+ * split across a cluster. */
 int gs_gemm_decode_path(const gs_kernel_args *a);
+int gs_gemm_decode_f32_path(const gs_kernel_args *a);
 
-/* Load every kernel of both launchers into the current context (and read
- * whether the driver has programmatic dependent launch). 0 on success. */
+/* Load every kernel of the 16-bit launchers (the FP32 one) into the
+ * current context, and read whether the driver has programmatic dependent
+ * launch. 0 on success. */
 int gs_gemm_decode_preload(void);
+int gs_gemm_decode_f32_preload(void);
 
 /* Nonzero when the launchers launch with programmatic dependent launch in
  * this process (the driver has it), unless a call says a->no_pdl. */

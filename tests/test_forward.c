@@ -269,7 +269,7 @@ static void test_nested_lt_call_passes_through(void **state)
   char *log = read_log(pid);
   assert_non_null(log);
   assert_int_equal(count_lines(log), 3);
-  assert_non_null(strstr(log, ",cublasGemmEx,f32,f32,f32,32f,NN,-,8,8,8,1,cublas,size_class,1,-1,"));
+  assert_non_null(strstr(log, ",cublasGemmEx,f32,f32,f32,32f,NN,-,8,8,8,1,cublas,not_tuned,1,-1,"));
   assert_null(strstr(log, "cublasLtMatmul"));
 }
 

@@ -40,6 +40,7 @@ static supports_fn launcher_check(const char *name)
   if (!strcmp(name, "gemm_f32_bf16x6")) return gs_gemm_f32_bf16x6_supports;
   if (!strcmp(name, "gemm_decode_bf16")) return gs_gemm_decode_supports;
   if (!strcmp(name, "gemm_decode_f16")) return gs_gemm_decode_supports;
+  if (!strcmp(name, "gemm_decode_f32")) return gs_gemm_decode_f32_supports;
   return NULL;
 }
 

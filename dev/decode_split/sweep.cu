@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
     a.m = s.m; a.n = s.n; a.k = s.k; a.trans_a = s.tn; a.trans_b = 0;
     a.lda = s.tn ? s.k : s.m; a.B = B; a.ldb = s.k; a.ldc = s.m; a.ldd = s.m;
     a.alpha = 1.f; a.beta = 0.f; a.stream = st; a.device = dev;
-    int sauto = split_for(&a);
+    int sauto = split_for<false>(&a);
     auto run = [&](int which, int c, uint16_t *out) -> bool {  /* which: 0 cublas, 1..4 split 1,2,4,8, 5 auto, 6 floor, 7 ceiling */
       if (which == 6) { empty_kernel<<<1, 32, 0, st>>>(); return true; }
       if (which == 7) { read_kernel<<<sms * 4, 512, 0, st>>>((const uint4 *)A[c], wbytes / 16, sink); return true; }
