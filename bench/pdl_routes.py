@@ -16,6 +16,8 @@ an n between two measured ones wins only where both do. The rows printed:
 
   pdl_routes.py --kernel gemm_decode_bf16 --dtype bf16 \
       --plain dispatch/routes.c --gpu "NVIDIA H200" RUN1.csv RUN2.csv
+  pdl_routes.py --kernel gemm_decode_f32 --dtype f32 --compute '*' ...
+      (FP32: cublasSgemm_v2 has no compute type, so the rows take any)
   pdl_routes.py --print-plain --plain dispatch/routes.c --gpu "NVIDIA H200"
       (that table's plain rows, with launch plain)
 (--plain: a file whose lines hold the table's rows, C string literals
@@ -102,6 +104,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--kernel")
     p.add_argument("--dtype")
+    p.add_argument("--compute", default="32f", help="the rows' compute column (default 32f)")
     p.add_argument("--plain", required=True)
     p.add_argument("--gpu", help="read only the table of --plain whose gpu_name is this")
     p.add_argument("--print-plain", action="store_true",
@@ -120,7 +123,7 @@ def main():
     if set(r1) != set(r2):
         sys.exit("the two runs measured different shapes")
     plain = plain_rows(a.plain, a.kernel, a.dtype, a.gpu)
-    prefix = f"*,{a.dtype},{a.dtype},{a.dtype},32f"
+    prefix = f"*,{a.dtype},{a.dtype},{a.dtype},{a.compute}"
     weights = sorted({(lay, m, k) for lay, m, k, _ in r1}, key=lambda w: (w[1] * w[2], w[1], w[0]))
     for lay, m, k in weights:
         measured = sorted(n for l2, m2, k2, n in r1 if (l2, m2, k2) == (lay, m, k))

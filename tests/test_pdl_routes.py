@@ -95,6 +95,12 @@ def main():
         expect(not any(",f16," in r for r in rows), "f16 rows in a bf16 run")
         expect(all(r.endswith(",pdl") for r in rows), "every row says pdl")
 
+        # --compute: the rows' compute column (FP32 rows take any: Sgemm_v2 has none)
+        p = run_tool(d, "--compute", "*")
+        expect(p.returncode == 0 and
+               "*,bf16,bf16,bf16,*,TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in p.stdout.split(),
+               "--compute * in the rows")
+
         # a run launched plainly is not one to write pdl rows from
         write_run(os.path.join(d, "r2.csv"), 1, launch="plain")
         p = run_tool(d)

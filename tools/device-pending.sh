@@ -12,6 +12,8 @@
 #     gap on this GPU, whether cuBLAS's FP32 algorithms share one Inf/NaN
 #     pattern (dev/sgemm_kinds), compute-sanitizer memcheck (BF16x6; the
 #     decode kernels launched with PDL). Keeps the sweeps in /tmp/gs-keep.
+#   phase f32: gemm_decode_f32 (issue 18's FP32 stage) checked, sanitized
+#     and measured twice after a producer; its pdl rows.
 #   phase 2 (the same machine, right after): a table of this GPU's
 #     validators, the pdl rows from phase 1 and the built-in rows; decode.py
 #     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
@@ -29,7 +31,7 @@
 #   LIMIT=330 bash tools/device-pending.sh 1; LIMIT=240 bash tools/device-pending.sh 2
 set -u
 cd "$(dirname "$0")/.." || exit 2
-phase=${1:?phase 1 or 2}
+phase=${1:?phase 1, 2 or f32}
 export OUT=${OUT:-$PWD/device-out}
 T0=$SECONDS; LIMIT=${LIMIT:-585}
 B=$PWD/build-dev
@@ -49,7 +51,26 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv,no
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "phase $phase, device: $gpu  start $(date -u +%H:%M:%S)" >> "$SUM"
 K=/tmp/gs-keep
-if [ "$phase" = 1 ]; then
+if [ "$phase" = f32 ]; then
+  # issue 18's second stage: gemm_decode_f32 checked (every path, tails,
+  # scalars, bias, capture, streams, the 2^31-byte weight; the 16-bit
+  # kernels, whose fold and epilogue it now shares, quickly), sanitized,
+  # then measured after a producer with B and C fixed, twice (what
+  # bench/pdl_routes.py makes pdl rows from), beside cublasSgemm_v2
+  rc_of check_kernels-f32 150 env GS_CHECK_KERNELS=gemm_decode_f32 $B/tests/gpu/check_kernels
+  rc_of check_kernels-16bit 90 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16,gemm_decode_f16 $B/tests/gpu/check_kernels
+  SAN=/usr/local/cuda/bin/compute-sanitizer
+  for tool in memcheck racecheck; do
+    rc_of san-$tool-f32 90 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool $tool --error-exitcode 9 $B/tests/gpu/check_kernels
+  done
+  for run in 1 2; do
+    rc_of "decode-f32-run$run" 200 $B/tools/gemmshim-bench --kernel gemm_decode_f32 --shapes bench/shapes/decode_f32.txt --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_f32-after-producer-fixed-bc-run$run.csv"
+  done
+  python3 bench/pdl_routes.py --kernel gemm_decode_f32 --dtype f32 --compute '*' --plain dispatch/routes.c --gpu "$gpu" \
+    "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run1.csv "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run2.csv \
+    > "$OUT/pdl-rows-f32.csv" 2> "$OUT/logs/pdl-rows-f32.err"
+  echo "f32 rows: $(grep -c gemm_decode_f32 "$OUT/pdl-rows-f32.csv")" >> "$SUM"
+elif [ "$phase" = 1 ]; then
   for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
     rc_of $c 90 $B/tests/gpu/$c
   done
