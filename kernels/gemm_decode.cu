@@ -260,12 +260,14 @@ __device__ __forceinline__ int row_of(int warp_row0, int t, int e, int g) {
  * after a warp reduction leave it to one). */
 template <int N, typename Visit>
 __device__ __forceinline__ void fold_cta(float (&red)[2][N], int warp, Visit &&visit, bool writes) {
+  /* a lane that does not write leaves its values alone: its partner's
+   * write may race its read */
   auto put = [&](float *buf) {
-    visit([&](float &v, int c) {
-      if (writes) buf[c] = v;
-    });
+    if (writes) visit([&](float &v, int c) { buf[c] = v; });
   };
-  auto add = [&](const float *buf) { visit([&](float &v, int c) { v += buf[c]; }); };
+  auto add = [&](const float *buf) {
+    if (writes) visit([&](float &v, int c) { v += buf[c]; });
+  };
   if (warp >= 2) put(red[warp - 2]);
   __syncthreads();
   if (warp < 2) add(red[warp]);
@@ -364,7 +366,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
    * of a cluster, read neighbouring pieces of each weight row at once, which
    * keeps DRAM pages open. The steps after the last whole block, the last
    * one possibly reaching past k, are dealt one by one. */
-  const int steps = (p.k + C::STEP - 1) / C::STEP;
+  const int steps = p.k / C::STEP + (p.k % C::STEP != 0);   /* k + STEP may pass 2^31 */
   const int full = p.k / C::STEP;
   const int slices = split * kWarps, slice = rank * kWarps + warp;
   const int blocks = full / C::U;
@@ -393,7 +395,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     }
   } else {
     /* a band reaching past m takes the guarded steps throughout */
-    const int fast_blocks = row0 + ROWS <= p.m ? blocks : 0;
+    const int fast_blocks = row0 <= p.m - ROWS ? blocks : 0;
     for (int b = slice; b < fast_blocks; b += slices) {
       StepNN<NT> s[C::U];
 #pragma unroll
@@ -506,7 +508,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int split = p.split;
   const int rank = (int)(blockIdx.x % (unsigned)split);
   const int row0 = (int)(blockIdx.x / (unsigned)split) * ROWS;
-  const int steps = (p.k + STEP - 1) / STEP;
+  const int steps = p.k / STEP + (p.k % STEP != 0);   /* k + STEP may pass 2^31 */
   const int full = p.k / STEP;
   const int slices = split * kWarps, slice = rank * kWarps + warp;
   const int blocks = full / U;
@@ -570,7 +572,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
         else w[j] = ldf_guard4(src, rows_left);
       }
     };
-    auto fma_step = [&](const float4 (&w)[4], int64_t k0, bool guard) {
+    auto fma_step = [&](float (&sum)[V], const float4 (&w)[4], int64_t k0, bool guard) {
       float4 x[NC];
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
@@ -583,22 +585,33 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
 #pragma unroll
-          for (int c = 0; c < NC; ++c) acc[r * NC + c] = fmaf(comp(w[j], r), comp(x[c], j), acc[r * NC + c]);
+          for (int c = 0; c < NC; ++c) sum[r * NC + c] = fmaf(comp(w[j], r), comp(x[c], j), sum[r * NC + c]);
+    };
+    /* A lane's sums run over all of its K slice: each block (or lone step)
+     * is summed apart, then added in, which keeps the chains of roundings
+     * as short as TN's. */
+    auto add_in = [&](const float (&sum)[V]) {
+#pragma unroll
+      for (int i = 0; i < V; ++i) acc[i] += sum[i];
     };
     /* a band reaching past m takes the guarded steps throughout */
-    const int fast_blocks = row0 + ROWS <= p.m ? blocks : 0;
+    const int fast_blocks = row0 <= p.m - ROWS ? blocks : 0;
     for (int b = slice; b < fast_blocks; b += slices) {
       float4 w[U][4];
 #pragma unroll
       for (int u = 0; u < U; ++u) load_w(w[u], (int64_t)(b * U + u) * STEP, false);
+      float sum[V] = {};
 #pragma unroll
-      for (int u = 0; u < U; ++u) fma_step(w[u], (int64_t)(b * U + u) * STEP, false);
+      for (int u = 0; u < U; ++u) fma_step(sum, w[u], (int64_t)(b * U + u) * STEP, false);
+      add_in(sum);
     }
     for (int st = fast_blocks * U + slice; st < steps; st += slices) {
       float4 w[4];
       const bool guard = !(st < full && fast_blocks);
       load_w(w, (int64_t)st * STEP, guard);
-      fma_step(w, (int64_t)st * STEP, guard);
+      float sum[V] = {};
+      fma_step(sum, w, (int64_t)st * STEP, guard);
+      add_in(sum);
     }
   }
 
@@ -791,6 +804,8 @@ static gs_kstatus launch(const gs_kernel_args *a, int split, bool pdl_attr = kPd
   if (a->scalars_on_device && (!a->alpha_dev || !a->beta_dev)) return GS_K_UNSUPPORTED;
   if (check_c && a->C == a->D && a->ldc != a->ldd) return GS_K_UNSUPPORTED;
   if (split < 1) split = split_for<f32>(a);
+  /* finish sums at most kMaxCluster ranks (a harness's own split) */
+  if (split > kMaxCluster || (split & (split - 1))) return GS_K_UNSUPPORTED;
   ParamsT<E> p;
   p.A = static_cast<const E *>(a->A);
   p.B = static_cast<const E *>(a->B);

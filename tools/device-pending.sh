@@ -54,22 +54,27 @@ K=/tmp/gs-keep
 if [ "$phase" = f32 ]; then
   # issue 18's second stage: gemm_decode_f32 checked (every path, tails,
   # scalars, bias, capture, streams, the 2^31-byte weight; the 16-bit
-  # kernels, whose fold and epilogue it now shares, quickly), sanitized,
-  # then measured after a producer with B and C fixed, twice (what
-  # bench/pdl_routes.py makes pdl rows from), beside cublasSgemm_v2
+  # kernels, whose fold and epilogue it now shares, quickly), then measured
+  # after a producer with B and C fixed, twice (what bench/pdl_routes.py
+  # makes pdl rows from), beside cublasSgemm_v2; decode.py in FP32 under a
+  # table of those rows; the sanitizers last (racecheck is slow)
   rc_of check_kernels-f32 150 env GS_CHECK_KERNELS=gemm_decode_f32 $B/tests/gpu/check_kernels
   rc_of check_kernels-16bit 90 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16,gemm_decode_f16 $B/tests/gpu/check_kernels
+  for run in 1 2; do
+    rc_of "decode-f32-run$run" 120 $B/tools/gemmshim-bench --kernel gemm_decode_f32 --shapes bench/shapes/decode_f32.txt --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_f32-after-producer-fixed-bc-run$run.csv"
+  done
+  T=$OUT/table-decode-f32.csv
+  { $B/tools/gemmshim-bench --identity | grep '^Validator,'
+    echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch"
+    python3 bench/pdl_routes.py --kernel gemm_decode_f32 --dtype f32 --compute '*' --plain dispatch/routes.c --gpu "$gpu" \
+      "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run1.csv "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run2.csv
+  } > $T 2> "$OUT/logs/table-f32.err"
+  echo "f32 table: $(grep -c ',gemm_decode_f32,' $T) kernel rows" >> "$SUM"
+  rc_of decode_under_shim-f32 260 env GS_DECODE_DTYPE=fp32 GS_DECODE_FORCE= GEMMSHIM_TABLE=$T TMPDIR=$OUT/logs tests/gpu/decode_under_shim.sh
   SAN=/usr/local/cuda/bin/compute-sanitizer
   for tool in memcheck racecheck; do
-    rc_of san-$tool-f32 90 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool $tool --error-exitcode 9 $B/tests/gpu/check_kernels
+    rc_of san-$tool-f32 150 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool $tool --error-exitcode 9 $B/tests/gpu/check_kernels
   done
-  for run in 1 2; do
-    rc_of "decode-f32-run$run" 200 $B/tools/gemmshim-bench --kernel gemm_decode_f32 --shapes bench/shapes/decode_f32.txt --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_f32-after-producer-fixed-bc-run$run.csv"
-  done
-  python3 bench/pdl_routes.py --kernel gemm_decode_f32 --dtype f32 --compute '*' --plain dispatch/routes.c --gpu "$gpu" \
-    "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run1.csv "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run2.csv \
-    > "$OUT/pdl-rows-f32.csv" 2> "$OUT/logs/pdl-rows-f32.err"
-  echo "f32 rows: $(grep -c gemm_decode_f32 "$OUT/pdl-rows-f32.csv")" >> "$SUM"
 elif [ "$phase" = 1 ]; then
   for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
     rc_of $c 90 $B/tests/gpu/$c

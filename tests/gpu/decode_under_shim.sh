@@ -12,13 +12,22 @@
 # time (decode.py).
 # GEMMSHIM_FORCE=gemm_decode_bf16 routes the kernel's whole class, so the
 # check does not depend on the win tables; GS_DECODE_FORCE overrides it
-# (empty: the router's own measured wins).
+# (empty: the router's own measured wins). GS_DECODE_DTYPE=fp16 or fp32
+# runs decode.py in that type, with gemm_decode_f16 or gemm_decode_f32 as
+# the kernel.
 # Exits 77 without a GPU or without PyTorch.
 set -u
 srcdir=${GS_SRCDIR:-.}
 builddir=${GS_BUILDDIR:-.}
 shim=${GS_SHIM:-$builddir/libgemmshim.so}
-force=${GS_DECODE_FORCE-gemm_decode_bf16}
+dtype=${GS_DECODE_DTYPE:-bf16}
+case $dtype in
+  bf16) kern=gemm_decode_bf16 ;;
+  fp16) kern=gemm_decode_f16 ;;
+  fp32) kern=gemm_decode_f32 ;;
+  *) echo "GS_DECODE_DTYPE=$dtype: bf16, fp16 or fp32"; exit 2 ;;
+esac
+force=${GS_DECODE_FORCE-$kern}
 out=${TMPDIR:-/tmp}/gs-decode.$$
 mkdir -p "$out"
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)' 2>/dev/null
@@ -41,7 +50,7 @@ routed() {  # the same with the router's own measured wins (what a user gets)
 }
 
 # 1. Teacher-forced, without and with the shim, on the same tokens.
-tf="--layers 2 --batch 1,8 --steps 8"
+tf="--dtype $dtype --layers 2 --batch 1,8 --steps 8"
 # shellcheck disable=SC2086 # $tf and $timing are lists of words
 if run tf-plain python3 "$decode" --teacher-forced "$out/plain.pt" $tf &&
    run tf-shim shimmed log-tf --teacher-forced "$out/shim.pt" --tokens "$out/plain.pt" $tf; then
@@ -51,11 +60,11 @@ if run tf-plain python3 "$decode" --teacher-forced "$out/plain.pt" $tf &&
     echo "FAIL: greedy tokens differ beyond near-ties (decode.py --compare)"; fail=1
   fi
   sed 's/^/  /' "$out/compare.log"
-  if grep -q ',gemm_decode_bf16,routed,' "$out"/log-tf.*.csv 2>/dev/null; then
-    served=$(cat "$out"/log-tf.*.csv | awk -F, '$13 == "gemm_decode_bf16" && $14 == "routed" { n += $15 } END { print n + 0 }')
-    echo "PASS: gemm_decode_bf16 served $served calls"
+  if grep -q ",$kern,routed," "$out"/log-tf.*.csv 2>/dev/null; then
+    served=$(cat "$out"/log-tf.*.csv | awk -F, -v k="$kern" '$13 == k && $14 == "routed" { n += $15 } END { print n + 0 }')
+    echo "PASS: $kern served $served calls"
   else
-    echo "FAIL: no ',gemm_decode_bf16,routed,' row in the shim's log"; fail=1
+    echo "FAIL: no ',$kern,routed,' row in the shim's log"; fail=1
     for f in "$out"/log-tf.*.csv; do [ -r "$f" ] && { echo "--- $(basename "$f")"; cat "$f"; }; done
   fi
 else
@@ -94,7 +103,7 @@ for a, b in zip(plain, shim):
 print("  weight GB per step: %.3f" % plain[0]["weight_GB"])
 EOF
 }
-for cfg in "8b --layers 4 --batch 1,8,32 --steps 16" "70b --layers 2 --batch 1,8 --steps 16"; do
+for cfg in "8b --dtype $dtype --layers 4 --batch 1,8,32 --steps 16" "70b --dtype $dtype --layers 2 --batch 1,8 --steps 16"; do
   cfgname=${cfg%% *}   # not "name": run() sets that
   # shellcheck disable=SC2086 # $cfg is a list of words
   run time-plain-$cfgname python3 "$decode" --config $cfg --json "$out/time-plain-$cfgname.json" || fail=1
