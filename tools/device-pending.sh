@@ -70,11 +70,10 @@ if [ "$phase" = f32 ]; then
       "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run1.csv "$OUT"/gemm_decode_f32-after-producer-fixed-bc-run2.csv
   } > $T 2> "$OUT/logs/table-f32.err"
   echo "f32 table: $(grep -c ',gemm_decode_f32,' $T) kernel rows" >> "$SUM"
-  rc_of decode_under_shim-f32 260 env GS_DECODE_DTYPE=fp32 GS_DECODE_FORCE= GEMMSHIM_TABLE=$T TMPDIR=$OUT/logs tests/gpu/decode_under_shim.sh
   SAN=/usr/local/cuda/bin/compute-sanitizer
-  for tool in memcheck racecheck; do
-    rc_of san-$tool-f32 150 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool $tool --error-exitcode 9 $B/tests/gpu/check_kernels
-  done
+  rc_of san-memcheck-f32 60 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
+  rc_of decode_under_shim-f32 260 env GS_DECODE_DTYPE=fp32 GS_DECODE_FORCE= GEMMSHIM_TABLE=$T TMPDIR=$OUT/logs tests/gpu/decode_under_shim.sh
+  rc_of san-racecheck-f32 150 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool racecheck --error-exitcode 9 $B/tests/gpu/check_kernels
 elif [ "$phase" = 1 ]; then
   for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
     rc_of $c 90 $B/tests/gpu/$c
