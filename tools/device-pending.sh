@@ -13,7 +13,9 @@
 #     pattern (dev/sgemm_kinds), compute-sanitizer memcheck (BF16x6; the
 #     decode kernels launched with PDL). Keeps the sweeps in /tmp/gs-keep.
 #   phase f32: gemm_decode_f32 (issue 18's FP32 stage) checked, sanitized
-#     and measured twice after a producer; its pdl rows.
+#     and measured twice after a producer; its pdl rows; decode.py in FP32
+#     under them. Done on an H100 (bench/results/decode-f32-h100-
+#     2026-12-06/); owed on the H200 (its rows then go into h200_routes).
 #   phase 2 (the same machine, right after): a table of this GPU's
 #     validators, the pdl rows from phase 1 and the built-in rows; decode.py
 #     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
