@@ -5,7 +5,9 @@ kernel launched with programmatic dependent launch: the CSVs' launch column
 must say pdl), beside the plain rows a table already has for that kernel.
 
 A measured shape is a win where both runs measured at least 1.02x cuBLAS;
-an n between two measured ones wins only where both do. The rows printed:
+a token count between two measured ones wins only where both do. The
+tokens are n; where n > m (few rows: the weight as op(B), as the bench
+takes it), m. The rows printed:
 - the kernel, exact, for each measured winning n (time: the slower run's,
   ratio: the lower), and ranged over each run of winning n (the least
   ratio in it);
@@ -39,7 +41,10 @@ def read_run(path):
     for r in csv.DictReader(lines):
         if r.get("launch", "plain") != "pdl":
             sys.exit(f"{path}: a row launched {r.get('launch', 'plain (no column)')}, not pdl")
-        key = (r["layout"], int(r["m"]), int(r["k"]), int(r["n"]))
+        m, n = int(r["m"]), int(r["n"])
+        few = n > m
+        # (layout, few rows, the weight's rows, k, tokens)
+        key = (r["layout"], few, n if few else m, int(r["k"]), m if few else n)
         rows[key] = (float(r["ratio"]), float(r["ours_us"]))
     return rows
 
@@ -79,12 +84,19 @@ def plain_rows(path, kernel, dtype, gpu=None):
     return out
 
 
-def plain_routes(plain, layout, m, k, n, exact_n=False):
-    """Whether a plain row routes the shape (exact_n: a row naming that n
-    alone, which the lookup puts before every ranged row)."""
+def mn(few, rows, tok):
+    """m and n of a call: the weight's rows and the tokens."""
+    return (tok, rows) if few else (rows, tok)
+
+
+def plain_routes(plain, layout, few, rows, k, tok, exact=False):
+    """Whether a plain row routes the shape (exact: a row naming those
+    tokens alone, which the lookup puts before every ranged row)."""
+    m, n = mn(few, rows, tok)
     for lay, mr, nr, kr in plain:
         if lay in (layout, "*") and mr[0] <= m <= mr[1] and nr[0] <= n <= nr[1] and kr[0] <= k <= kr[1]:
-            if not exact_n or nr[0] == nr[1]:
+            tr = mr if few else nr
+            if not exact or tr[0] == tr[1]:
                 return True
     return False
 
@@ -124,10 +136,11 @@ def main():
         sys.exit("the two runs measured different shapes")
     plain = plain_rows(a.plain, a.kernel, a.dtype, a.gpu)
     prefix = f"*,{a.dtype},{a.dtype},{a.dtype},{a.compute}"
-    weights = sorted({(lay, m, k) for lay, m, k, _ in r1}, key=lambda w: (w[1] * w[2], w[1], w[0]))
-    for lay, m, k in weights:
-        measured = sorted(n for l2, m2, k2, n in r1 if (l2, m2, k2) == (lay, m, k))
-        win = {n: min(r1[(lay, m, k, n)][0], r2[(lay, m, k, n)][0]) >= MIN_RATIO for n in measured}
+    weights = sorted({w[:4] for w in r1}, key=lambda w: (w[1], w[2] * w[3], w[2], w[0]))
+    for lay, few, rows, k in weights:
+        w = (lay, few, rows, k)
+        measured = sorted(t for *w2, t in r1 if tuple(w2) == w)
+        win = {n: min(r1[w + (n,)][0], r2[w + (n,)][0]) >= MIN_RATIO for n in measured}
         verdict = {}
         for n in range(1, N_MAX + 1):
             if n in win:
@@ -137,27 +150,29 @@ def main():
                 hi = min([x for x in measured if x > n], default=None)
                 verdict[n] = lo is not None and hi is not None and win[lo] and win[hi]
         def ratio(n):
-            return min(r1[(lay, m, k, n)][0], r2[(lay, m, k, n)][0])
+            return min(r1[w + (n,)][0], r2[w + (n,)][0])
         def time(n):
-            return max(r1[(lay, m, k, n)][1], r2[(lay, m, k, n)][1])
+            return max(r1[w + (n,)][1], r2[w + (n,)][1])
+        def row(tok, route, t, r):
+            m, n = mn(few, rows, tok)
+            print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},pdl")
         for routed in (True, False):
             ns = [n for n in range(1, N_MAX + 1)
-                  if verdict[n] == routed and (routed or plain_routes(plain, lay, m, k, n))]
+                  if verdict[n] == routed and (routed or plain_routes(plain, lay, few, rows, k, n))]
             route = a.kernel if routed else "cublas"
             for lo, hi in runs_of(ns):
                 inside = [n for n in measured if lo <= n <= hi]
                 for n in inside:
-                    t, r = (f"{time(n):.2f}", f"{ratio(n):.4f}") if routed else ("-", "1")
-                    print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},pdl")
+                    row(n, route, *((f"{time(n):.2f}", f"{ratio(n):.4f}") if routed else ("-", "1")))
                 if not routed:
                     # an exact plain row outranks any ranged one: cuBLAS's
                     # rows exact there too, and for a lone n
                     for n in range(lo, hi + 1):
-                        if n not in inside and (plain_routes(plain, lay, m, k, n, exact_n=True) or lo == hi):
-                            print(f"{prefix},{lay},*,{m},{n},{k},1,*,cublas,-,1,pdl")
+                        if n not in inside and (plain_routes(plain, lay, few, rows, k, n, exact=True) or lo == hi):
+                            row(n, "cublas", "-", "1")
                 if hi > lo:
                     r = f"{min(ratio(n) for n in inside):.4f}" if routed else "1"
-                    print(f"{prefix},{lay},*,{m},{lo}-{hi},{k},1,*,{route},-,{r},pdl")
+                    row(f"{lo}-{hi}", route, "-", r)
 
 
 if __name__ == "__main__":

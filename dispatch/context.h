@@ -22,7 +22,7 @@
 
 /* A self-check key: the launcher's code path, the output type, the layout
  * and the epilogue (gs_check_key). */
-#define GS_CHECK_PATHS 8
+#define GS_CHECK_PATHS 16
 #define GS_CHECK_KEYS (GS_CHECK_PATHS * 4 * 4 * 2)
 
 /* Inconclusive self-checks of one key (cuBLAS's own sums overflowed where

@@ -114,7 +114,7 @@ const gs_variant gs_kernel_f32_3xtf32 = {
 };
 
 /* Few-token GEMMs, BF16 and FP16 (kernels/gemm_decode.md): the weight as
- * op(A), read once; every m and k. */
+ * op(A), read once, or as op(B) for few rows; every m and k. */
 #define DECODE_ENTRY(type, types, launcher)                                  \
   .cc_major = 9, .cc_minor = 0,                                             \
   .data_type = type,                                                        \
@@ -127,6 +127,9 @@ const gs_variant gs_kernel_f32_3xtf32 = {
   .align_bytes = 16,                                                        \
   .m_mult = 1, .n_mult = 1, .k_mult = 1,                                    \
   .n_max = GS_GEMM_DECODE_MAX_N,                                            \
+  /* few rows: a column-major caller's x^T W, the weight as op(B) */        \
+  .layouts_few_rows = GS_LAYOUT_TN | GS_LAYOUT_TT,                          \
+  .m_max = GS_GEMM_DECODE_MAX_N,                                            \
   /* 16-bit output: ours and cuBLAS may round to neighbouring values */     \
   .selfcheck_tol = 1e-2,                                                    \
   .err_vs_cublas = 1.5, .err_floor = 0,                                     \
@@ -158,6 +161,8 @@ const gs_variant gs_kernel_decode_f32 = {
   .align_bytes = 16,
   .m_mult = 1, .n_mult = 1, .k_mult = 1,
   .n_max = GS_GEMM_DECODE_F32_MAX_N,
+  .layouts_few_rows = GS_LAYOUT_TN | GS_LAYOUT_TT,
+  .m_max = GS_GEMM_DECODE_F32_MAX_N,
   /* FP32 sums in another order than cuBLAS's (split K): as sgemm_simt */
   .selfcheck_tol = 1e-5,
   .err_vs_cublas = 1.5, .err_floor = 1e-7,

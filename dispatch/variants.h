@@ -48,6 +48,12 @@ typedef struct gs_variant {
   int align_bytes;                 /* pointers and ld * elem_bytes */
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
   int64_t n_max;                   /* the largest n it takes; 0: no bound */
+  /* Few rows: a call in one of these layouts with m <= m_max is taken
+   * whatever its n (n_max and `layouts` bound the other calls). The
+   * launcher computes the transpose (a column-major caller's x^T W, with
+   * the weight as op(B)). 0 and 0: none. */
+  unsigned layouts_few_rows;
+  int64_t m_max;
   int64_t k_min;                   /* the smallest k it takes; 0: no bound */
   /* Nonzero: the launcher holds its grid to gs_kernel_args.sm_limit (a
    * persistent grid). */
@@ -120,9 +126,14 @@ static inline gs_reason gs_variant_fits_args(const gs_variant *v, const gs_gemm 
   if (g->batch != 1 && !(v->takes_batch && g->batch > 1 && g->batch <= INT32_MAX &&
                          gs_batch_packed(g)))
     return GS_R_BATCHED;
-  if (!(v->layouts & gs_layout_bit(g))) return GS_R_LAYOUT;
+  const unsigned bit = gs_layout_bit(g);
+  if (!((v->layouts | v->layouts_few_rows) & bit)) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
-  if (v->n_max && g->n > v->n_max) return GS_R_SIZE_CLASS;
+  if (!((v->layouts_few_rows & bit) && g->m <= v->m_max)) {
+    /* few rows' layout with m over m_max */
+    if (!(v->layouts & bit)) return GS_R_SIZE_CLASS;
+    if (v->n_max && g->n > v->n_max) return GS_R_SIZE_CLASS;
+  }
   if (v->k_min && g->k < v->k_min) return GS_R_SIZE_CLASS;
   return GS_R_ROUTED;
 }

@@ -86,11 +86,14 @@ template <int NT> struct Cfg<true, NT> {
  * bits go to the mma untouched; float for FP32). */
 template <typename E>
 struct ParamsT {
-  const E *A, *B, *C, *bias;
+  const E *A, *B, *C, *bias;       /* A: the weight, B: x (view_of) */
   void *D;
   int64_t lda, ldb, ldc, ldd;
-  int m, n, k;
+  int m, n, k;                     /* the weight's rows, x's columns, k */
   int split;                       /* cluster size along K */
+  /* D and C hold this product transposed: (row, j) at j + row * ld, and
+   * bias has a value per column (a call with few rows, view_of) */
+  int out_t;
   float alpha, beta;
   const float *alpha_dev, *beta_dev;
 };
@@ -326,9 +329,11 @@ __device__ __forceinline__ void finish(const P &p, float *red0, int rank, int sp
     /* Explicit roundings, as the other kernels: alpha * acc, + beta * C in
      * one FMA, + bias, rounded once. */
     v = __fmul_rn(alpha, v);
-    if (beta != 0.f) v = fmaf(beta, Elem<T>::to_f(Cm[row + (int64_t)j * p.ldc]), v);
-    if (bias) v = __fadd_rn(v, Elem<T>::to_f(bias[row]));
-    D[row + (int64_t)j * p.ldd] = Elem<T>::from_f(v);
+    const int64_t at_c = p.out_t ? j + (int64_t)row * p.ldc : row + (int64_t)j * p.ldc;
+    const int64_t at_d = p.out_t ? j + (int64_t)row * p.ldd : row + (int64_t)j * p.ldd;
+    if (beta != 0.f) v = fmaf(beta, Elem<T>::to_f(Cm[at_c]), v);
+    if (bias) v = __fadd_rn(v, Elem<T>::to_f(bias[p.out_t ? j : row]));
+    D[at_d] = Elem<T>::from_f(v);
   }
   /* Peers read this CTA's shared memory until here. */
   if (split > 1) cg::this_cluster().sync();
@@ -708,17 +713,58 @@ static int split_of(int64_t m, int64_t k, int dev) {
   return s;
 }
 
+/* How the kernels see a call: a weight W of `rows` rows, read once, times
+ * x (k x cols, columns contiguous in k), into D or, transposed, into D's
+ * transpose.
+ *   Few columns (n <= t_max; TN or NN): W = op(A), x = B, D as it is.
+ *   Few rows (m <= t_max; TN or TT: a column-major caller's x^T W): the
+ *     transpose, D^T = op(B)^T op(A)^T. W = op(B)^T: B stored k x n (TN:
+ *     rows contiguous in k, as TN's A) or n x k (TT: as NN's A); x =
+ *     op(A)^T = A, stored k x m in both; D and C written transposed.
+ * Where both hold (TN, m and n small), the first. */
+struct View {
+  int64_t rows, cols;
+  bool w_nn;                 /* W's columns contiguous: the NN kernels */
+  const void *W, *X;
+  int64_t ldw, ldx;
+  bool out_t;
+};
+
+static bool view_of(int64_t m, int64_t n, int trans_a, int trans_b, const void *A, int64_t lda,
+                    const void *B, int64_t ldb, int64_t t_max, View *v) {
+  if (trans_b == 0 && (trans_a == 0 || trans_a == 1) && n <= t_max) {
+    *v = View{m, n, trans_a == 0, A, B, lda, ldb, false};
+    return true;
+  }
+  if (trans_a == 1 && (trans_b == 0 || trans_b == 1) && m <= t_max) {
+    *v = View{n, m, trans_b == 1, B, A, ldb, lda, true};
+    return true;
+  }
+  return false;
+}
+
 template <bool kF32>
-static int split_for(const gs_kernel_args *a) {
-  const bool nn = a->trans_a == 0;
-  const int64_t m = a->m, k = a->k;
-  const int d = a->device;
-  switch (tile_of<kF32>(a->n)) {
+static bool view_of(const gs_kernel_args *a, View *v) {
+  return view_of(a->m, a->n, a->trans_a, a->trans_b, a->A, a->lda, a->B, a->ldb,
+                 kF32 ? GS_GEMM_DECODE_F32_MAX_N : GS_GEMM_DECODE_MAX_N, v);
+}
+
+template <bool kF32>
+static int split_for(const View &v, int d, int64_t k) {
+  const bool nn = v.w_nn;
+  const int64_t m = v.rows;
+  switch (tile_of<kF32>(v.cols)) {
     case 1: return nn ? split_of<kF32, true, 1>(m, k, d) : split_of<kF32, false, 1>(m, k, d);
     case 2: return nn ? split_of<kF32, true, 2>(m, k, d) : split_of<kF32, false, 2>(m, k, d);
     case 4: return nn ? split_of<kF32, true, 4>(m, k, d) : split_of<kF32, false, 4>(m, k, d);
     default: return nn ? split_of<kF32, true, 8>(m, k, d) : split_of<kF32, false, 8>(m, k, d);
   }
+}
+
+template <bool kF32>
+static int split_for(const gs_kernel_args *a) {
+  View v;
+  return view_of<kF32>(a, &v) ? split_for<kF32>(v, a->device, a->k) : 1;
 }
 
 /* pdl_attr: the launch may overlap the previous kernel (the table's
@@ -771,18 +817,19 @@ static gs_kstatus launch_layout(const P &p, cudaStream_t stream, bool pdl_attr) 
 
 static int aligned(const void *p, unsigned bytes) { return ((uintptr_t)p % bytes) == 0; }
 
-/* The class of both families: es, the element's bytes (2 or 4); leading
- * dimensions in multiples of 16 bytes. */
+/* The class of both families: es, the element's bytes (2 or 4); t_max,
+ * the most tokens (view_of); leading dimensions in multiples of 16 bytes. */
 static int supports(int64_t m, int64_t n, int64_t k, int trans_a, int trans_b, const void *A,
                     int64_t lda, const void *B, int64_t ldb, const void *C, int64_t ldc,
-                    int check_c, int es, int64_t n_max) {
+                    int check_c, int es, int64_t t_max) {
   const int64_t lim = (int64_t)1 << 31;
   const int64_t per16 = 16 / es;
-  if (m <= 0 || k <= 0 || n <= 0 || m >= lim || k >= lim || n > n_max) return 0;
-  if (trans_b != 0 || (trans_a != 0 && trans_a != 1)) return 0;
+  View v;
+  if (m <= 0 || k <= 0 || n <= 0 || m >= lim || k >= lim || n >= lim) return 0;
+  if (!view_of(m, n, trans_a, trans_b, A, lda, B, ldb, t_max, &v)) return 0;
   if (!A || !B || !aligned(A, 16) || !aligned(B, 16)) return 0;
   if (lda % per16 || ldb % per16) return 0;
-  if (lda < (trans_a ? k : m) || ldb < k) return 0;
+  if (lda < (trans_a ? k : m) || ldb < (trans_b ? n : k)) return 0;
   if (check_c && (!C || !aligned(C, (unsigned)es) || ldc < m)) return 0;
   return 1;
 }
@@ -803,23 +850,26 @@ static gs_kstatus launch(const gs_kernel_args *a, int split, bool pdl_attr = kPd
   if (a->bias && !aligned(a->bias, es)) return GS_K_UNSUPPORTED;
   if (a->scalars_on_device && (!a->alpha_dev || !a->beta_dev)) return GS_K_UNSUPPORTED;
   if (check_c && a->C == a->D && a->ldc != a->ldd) return GS_K_UNSUPPORTED;
-  if (split < 1) split = split_for<f32>(a);
+  View v;
+  (void)view_of<f32>(a, &v);   /* supports() found one */
+  if (split < 1) split = split_for<f32>(v, a->device, a->k);
   /* finish sums at most kMaxCluster ranks (a harness's own split) */
   if (split > kMaxCluster || (split & (split - 1))) return GS_K_UNSUPPORTED;
   ParamsT<E> p;
-  p.A = static_cast<const E *>(a->A);
-  p.B = static_cast<const E *>(a->B);
+  p.A = static_cast<const E *>(v.W);
+  p.B = static_cast<const E *>(v.X);
   p.C = static_cast<const E *>(a->C);
   p.bias = static_cast<const E *>(a->bias);
   p.D = a->D;
-  p.lda = a->lda; p.ldb = a->ldb; p.ldc = a->ldc; p.ldd = a->ldd;
-  p.m = (int)a->m; p.n = (int)a->n; p.k = (int)a->k;
+  p.lda = v.ldw; p.ldb = v.ldx; p.ldc = a->ldc; p.ldd = a->ldd;
+  p.m = (int)v.rows; p.n = (int)v.cols; p.k = (int)a->k;
   p.split = split;
+  p.out_t = v.out_t;
   p.alpha = a->alpha; p.beta = a->beta;
   p.alpha_dev = a->scalars_on_device ? a->alpha_dev : nullptr;
   p.beta_dev = a->scalars_on_device ? a->beta_dev : nullptr;
-  return a->trans_a ? launch_layout<T, false, kPdl>(p, a->stream, pdl_attr)
-                    : launch_layout<T, true, kPdl>(p, a->stream, pdl_attr);
+  return v.w_nn ? launch_layout<T, true, kPdl>(p, a->stream, pdl_attr)
+                : launch_layout<T, false, kPdl>(p, a->stream, pdl_attr);
 }
 
 template <typename F>
@@ -897,9 +947,11 @@ extern "C" gs_kstatus gs_gemm_decode_f32_launch(const gs_kernel_args *a) {
 
 template <bool kF32>
 static int path_of(const gs_kernel_args *a) {
-  const int nt = tile_of<kF32>(a->n);
+  View v;
+  if (!view_of<kF32>(a, &v)) return 0;   /* not a call of the class: never launched */
+  const int nt = tile_of<kF32>(v.cols);
   const int col_path = nt == 1 ? 0 : nt == 2 ? 1 : nt == 4 ? 2 : 3;
-  return col_path * 2 + (split_for<kF32>(a) > 1);
+  return (v.out_t * 4 + col_path) * 2 + (split_for<kF32>(v, a->device, a->k) > 1);
 }
 
 extern "C" int gs_gemm_decode_path(const gs_kernel_args *a) { return path_of<false>(a); }

@@ -22,7 +22,9 @@ def ratios(layout, m, n):
     return (0.97, 0.96)
 
 
-def write_run(path, run, launch="pdl"):
+def write_run(path, run, launch="pdl", few_rows=False):
+    """few_rows: also calls with the weight as op(B) (m the tokens, n the
+    weight's rows), layouts TN and TT, with the same ratios."""
     with open(path, "w") as f:
         f.write("# device: made up\n" + HEADER)
         for lay in ("TN", "NN"):
@@ -30,6 +32,12 @@ def write_run(path, run, launch="pdl"):
                 for n in NS:
                     r = ratios(lay, m, n)[run]
                     f.write(f"{m},{n},4096,{lay},1,1,{r},{10 + n + run},{(10 + n) * r},{launch}\n")
+        if few_rows:
+            for lay in ("TN", "TT"):
+                for rows in (1024, 2048):
+                    for t in NS:
+                        r = ratios(lay, rows, t)[run]
+                        f.write(f"{t},{rows},4096,{lay},1,1,{r},{10 + t + run},{(10 + t) * r},{launch}\n")
 
 
 PLAIN = (
@@ -100,6 +108,33 @@ def main():
         expect(p.returncode == 0 and
                "*,bf16,bf16,bf16,*,TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in p.stdout.split(),
                "--compute * in the rows")
+
+        # few rows (n > m: the weight as op(B)): the tokens are m, in the
+        # m column; a plain few-rows row that loses here gets cublas rows
+        write_run(os.path.join(d, "r1.csv"), 0, few_rows=True)
+        write_run(os.path.join(d, "r2.csv"), 1, few_rows=True)
+        with open(os.path.join(d, "plain.c"), "w") as f:
+            f.write(PLAIN.replace(";", "") +
+                    '  "*,bf16,bf16,bf16,32f,TT,*,1-8,2048,4096,1,*,gemm_decode_bf16,-,1.05\\n";\n')
+        p = run_tool(d)
+        expect(p.returncode == 0, f"few rows: exit {p.returncode}: {p.stderr}")
+        rows = set(p.stdout.split())
+        for lay in ("TN", "TT"):
+            expect(f"{pre},{lay},*,1,1024,4096,1,*,gemm_decode_bf16,12.00,1.2800,pdl" in rows,
+                   f"few rows {lay} 1x1024: exact row")
+            expect(f"{pre},{lay},*,1-8,1024,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in rows,
+                   f"few rows {lay} 1-8x1024: ranged row")
+            expect(not any(r.startswith(f"{pre},{lay},*,16,1024,") for r in rows),
+                   f"few rows {lay} 16x1024 lost: no row")
+        expect(f"{pre},TT,*,1-8,2048,4096,1,*,cublas,-,1,pdl" in rows, "few rows TT 2048: cublas range")
+        expect(f"{pre},TT,*,3,2048,4096,1,*,cublas,-,1,pdl" not in rows,
+               "few rows TT 2048: no exact row where the plain row is ranged")
+        expect(not any(r.startswith(f"{pre},TN,*,") and ",2048,4096," in r and "cublas" in r
+                       and r.split(",")[7] != "2048" for r in rows),
+               "few rows TN 2048: not routed plainly, no cublas row")
+        # the few-columns rows are as before
+        expect(f"{pre},TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in rows,
+               "few columns unchanged beside few rows")
 
         # a run launched plainly is not one to write pdl rows from
         write_run(os.path.join(d, "r2.csv"), 1, launch="plain")

@@ -114,6 +114,10 @@ static void test_fields_make_sense(void **s)
     assert_true(v->m_mult > 0 && v->n_mult > 0 && v->k_mult > 0);
     /* 0, or a bound that some n of the class lies under */
     assert_true(v->n_max == 0 || (v->n_max >= v->n_mult && v->n_max % v->n_mult == 0));
+    /* few rows: layouts and a bound together, the bound in the class */
+    assert_true((v->layouts_few_rows & ~GS_LAYOUT_ALL) == 0);
+    assert_int_equal(v->layouts_few_rows == 0, v->m_max == 0);
+    assert_true(v->m_max == 0 || (v->m_max >= v->m_mult && v->m_max % v->m_mult == 0));
     assert_true(v->k_min >= 0);
     assert_true(v->layouts != 0 && (v->layouts & ~GS_LAYOUT_ALL) == 0);
     assert_true(v->epilogues & GS_EPI_NONE);
@@ -265,10 +269,12 @@ static void check_default_table(const char *text)
     const gs_variant *v = r->kernel;
     assert_true(r->a_type == v->data_type);
     unsigned lay = 0;
-    if (!r->layout[0]) lay = v->layouts;
+    if (!r->layout[0]) lay = v->layouts | v->layouts_few_rows;
     else lay = 1u << ((r->layout[0] == 'T') + 2 * (r->layout[1] == 'T'));
-    assert_true((lay & v->layouts) != 0);
-    assert_true(v->n_max == 0 || r->n.lo <= v->n_max);
+    assert_true((lay & (v->layouts | v->layouts_few_rows)) != 0);
+    /* few columns, or few rows */
+    assert_true(((lay & v->layouts) && (v->n_max == 0 || r->n.lo <= v->n_max)) ||
+                ((lay & v->layouts_few_rows) && r->m.lo <= v->m_max));
     /* some call of the class lies in the box */
     int64_t m = (r->m.lo + v->m_mult - 1) / v->m_mult * v->m_mult;
     int64_t n = (r->n.lo + v->n_mult - 1) / v->n_mult * v->n_mult;
@@ -279,9 +285,10 @@ static void check_default_table(const char *text)
 }
 
 /* Whatever the table accepts, the launcher does: over layouts, sizes at and
- * off the multiples (n up to n_max), padded leading dimensions (each
- * rounded up to the alignment too, so that a tail in m or k can be in the
- * class) and a misaligned A. */
+ * off the multiples (n up to n_max; m up to m_max and just over it, with n
+ * small and large), padded leading dimensions (each rounded up to the
+ * alignment too, so that a tail in m or k can be in the class) and a
+ * misaligned A. */
 static void test_table_never_accepts_what_the_launcher_refuses(void **s)
 {
   (void)s;
@@ -296,26 +303,31 @@ static void test_table_never_accepts_what_the_launcher_refuses(void **s)
       continue;
     }
     supports_fn supports = launcher_check(v->name);
-    /* n of the class; n = 1 and n = n_max where they are in it */
-    const int64_t ns[] = { n_of(v, 3), 1, v->n_max };
-    long accepted = 0;
+    /* n of the class; n = 1 and n = n_max where they are in it; a large n */
+    const int64_t ns[] = { n_of(v, 3), 1, v->n_max, 2 * m_unit(v) + 8 };
+    /* m around a few tiles; m = 1, m_max and m_max + 1 (few rows) */
+    const int64_t ms[] = { 2 * m_unit(v), 2 * m_unit(v) + 1, 2 * m_unit(v) + 8, 2 * m_unit(v) - 8,
+                           v->m_mult, v->m_max, v->m_max + v->m_mult };
+    long accepted = 0, few_rows = 0;
     for (int lay = 0; lay < 4; lay++)
-      for (size_t dm = 0; dm < 4; dm++)
-        for (size_t dn = 0; dn < 3; dn++)
+      for (size_t dm = 0; dm < sizeof ms / sizeof *ms; dm++)
+        for (size_t dn = 0; dn < sizeof ns / sizeof *ns; dn++)
           for (size_t dk = 0; dk < 4; dk++)
             for (size_t p = 0; p < n_pads; p++)
               for (size_t o = 0; o < 4; o++) {
                 int ta = lay & 1, tb = lay >> 1;
-                int64_t m = 2 * m_unit(v) + deltas[dm], n = ns[dn], k = 2 * k_unit(v) + deltas[dk];
+                int64_t m = ms[dm], n = ns[dn], k = 2 * k_unit(v) + deltas[dk];
                 /* the router refuses these before any table (gs_args_invalid,
                  * GS_R_EMPTY) */
                 if (m <= 0 || n <= 0 || k <= 0) continue;
                 if (dn > 0 && n == ns[0]) continue;   /* the same n again */
+                if (dm > 3 && !v->m_max) continue;      /* no few rows */
                 gs_gemm g = call_of(v, ta, tb, m, n, k, pads[p], offs[o]);
                 if (gs_variant_fits_args(v, &g) != GS_R_ROUTED ||
                     gs_variant_fits_state(v, &g) != GS_R_ROUTED)
                   continue;
                 accepted++;
+                few_rows += v->n_max && n > v->n_max;
                 if (!supports(g.m, g.n, g.k, ta, tb, g.A, g.lda, g.B, g.ldb, g.C, g.ldc, 1))
                   fail_msg("%s: the table accepts %s%s %lldx%lldx%lld lda %lld ldb %lld ldc %lld, "
                            "A at +%zu, which its launcher refuses",
@@ -323,9 +335,10 @@ static void test_table_never_accepts_what_the_launcher_refuses(void **s)
                            (long long)g.n, (long long)g.k, (long long)g.lda, (long long)g.ldb,
                            (long long)g.ldc, (size_t)offs[o]);
               }
-    print_message("%s: %ld calls the table accepts, all accepted by the launcher\n", v->name,
-                  accepted);
+    print_message("%s: %ld calls the table accepts (%ld of few rows, n over n_max), all accepted "
+                  "by the launcher\n", v->name, accepted, few_rows);
     assert_true(accepted > 0);
+    assert_int_equal(few_rows > 0, v->m_max > 0);
   }
 }
 
@@ -441,6 +454,46 @@ static void test_fp32_tensor_core_opt_ins(void **s)
   gs_config_reload();
 }
 
+/* Few rows: in layouts_few_rows, m = m_max is taken whatever n, by the
+ * class and the launcher, and m = m_max + 1 with n over n_max refused by
+ * both; a layout of few columns only (NN) with few rows and n over n_max,
+ * and one of neither (NT), are refused by both. */
+static void test_few_rows_class(void **s)
+{
+  (void)s;
+  int bounded = 0;
+  for (size_t i = 0; i < gs_n_variants; i++) {
+    const gs_variant *v = gs_variants[i];
+    if (!v->m_max) continue;
+    bounded++;
+    supports_fn supports = launcher_check(v->name);
+    const int64_t wide = v->n_max ? v->n_max + 4093 : 4093, k = 2 * k_unit(v) + 1;
+    for (int lay = 0; lay < 4; lay++) {
+      int ta = lay & 1, tb = lay >> 1;
+      gs_gemm at = call_of(v, ta, tb, v->m_max, wide, k, PAD_TO_ALIGNMENT, 0);
+      gs_gemm one = call_of(v, ta, tb, 1, wide, k, PAD_TO_ALIGNMENT, 0);
+      gs_gemm over = call_of(v, ta, tb, v->m_max + v->m_mult, wide, k, PAD_TO_ALIGNMENT, 0);
+      print_message("%s %s%s: m_max %lld, n %lld\n", v->name, ta ? "T" : "N", tb ? "T" : "N",
+                    (long long)v->m_max, (long long)wide);
+      int takes = (v->layouts_few_rows >> lay) & 1;
+      gs_reason refused = ((v->layouts | v->layouts_few_rows) >> lay) & 1 ? GS_R_SIZE_CLASS
+                                                                         : GS_R_LAYOUT;
+      assert_int_equal(gs_variant_fits_args(v, &at), takes ? GS_R_ROUTED : refused);
+      assert_int_equal(gs_variant_fits_args(v, &one), takes ? GS_R_ROUTED : refused);
+      assert_int_equal(gs_variant_fits_args(v, &over), refused);
+      assert_int_equal(supports(at.m, at.n, at.k, ta, tb, at.A, at.lda, at.B, at.ldb, at.C, at.ldc, 1),
+                       takes);
+      assert_int_equal(
+          supports(one.m, one.n, one.k, ta, tb, one.A, one.lda, one.B, one.ldb, one.C, one.ldc, 1),
+          takes);
+      assert_false(supports(over.m, over.n, over.k, ta, tb, over.A, over.lda, over.B, over.ldb,
+                            over.C, over.ldc, 1));
+      if (takes) assert_int_equal(gs_variant_fits_state(v, &at), GS_R_ROUTED);
+    }
+  }
+  assert_true(bounded > 0);   /* the decode kernels */
+}
+
 /* k_min is a bound of the size class and the launcher's own: k = k_min is
  * taken by both, k = k_min - 1 refused by both (GS_R_SIZE_CLASS). */
 static void test_k_min_bounds_the_class(void **s)
@@ -481,6 +534,7 @@ int main(void)
     cmocka_unit_test(test_table_never_accepts_what_the_launcher_refuses),
     cmocka_unit_test(test_n_max_bounds_the_class),
     cmocka_unit_test(test_k_min_bounds_the_class),
+    cmocka_unit_test(test_few_rows_class),
     cmocka_unit_test(test_fp32_tensor_core_opt_ins),
     cmocka_unit_test(test_default_rows_of_each_opt_in),
   };

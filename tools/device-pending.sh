@@ -16,6 +16,13 @@
 #     and measured twice after a producer; its pdl rows; decode.py in FP32
 #     under them. Done on an H100 (bench/results/decode-f32-h100-
 #     2026-12-06/); owed on the H200 (its rows then go into h200_routes).
+#   phase few: the decode kernels' few rows (a column-major caller's x^T W,
+#     the weight as op(B)): check_kernels on the three decode kernels (few
+#     rows' every m and path, scalars, bias, the 2^31-byte weight), both
+#     16-bit types and FP32 measured twice after a producer on
+#     decode_few_rows*.txt, their pdl rows (table-few-rows.csv),
+#     memcheck. Owed on both GPUs; its rows go into the GPU's built-in
+#     table.
 #   phase 2 (the same machine, right after): a table of this GPU's
 #     validators, the pdl rows from phase 1 and the built-in rows; decode.py
 #     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
@@ -33,7 +40,7 @@
 #   LIMIT=330 bash tools/device-pending.sh 1; LIMIT=240 bash tools/device-pending.sh 2
 set -u
 cd "$(dirname "$0")/.." || exit 2
-phase=${1:?phase 1, 2 or f32}
+phase=${1:?phase 1, 2, f32 or few}
 export OUT=${OUT:-$PWD/device-out}
 T0=$SECONDS; LIMIT=${LIMIT:-585}
 B=$PWD/build-dev
@@ -76,6 +83,27 @@ if [ "$phase" = f32 ]; then
   rc_of san-memcheck-f32 60 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
   rc_of decode_under_shim-f32 260 env GS_DECODE_DTYPE=fp32 GS_DECODE_FORCE= GEMMSHIM_TABLE=$T TMPDIR=$OUT/logs tests/gpu/decode_under_shim.sh
   rc_of san-racecheck-f32 150 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_f32 $SAN --tool racecheck --error-exitcode 9 $B/tests/gpu/check_kernels
+elif [ "$phase" = few ]; then
+  # issue 18's few rows: checked first (every path), measured twice after a
+  # producer with x and C fixed (what bench/pdl_routes.py makes rows from)
+  rc_of check_kernels-decode 240 env GS_CHECK_KERNELS=gemm_decode_bf16,gemm_decode_f16,gemm_decode_f32 $B/tests/gpu/check_kernels
+  for run in 1 2; do for dt in bf16 f16 f32; do
+    shapes=bench/shapes/decode_few_rows.txt
+    [ $dt = f32 ] && shapes=bench/shapes/decode_few_rows_f32.txt
+    rc_of "few-$dt-run$run" 90 $B/tools/gemmshim-bench --kernel gemm_decode_$dt --shapes $shapes --after-producer --fixed-bc --roofline --csv "$OUT/gemm_decode_$dt-few-rows-after-producer-fixed-bc-run$run.csv"
+  done; done
+  T=$OUT/table-few-rows.csv
+  { $B/tools/gemmshim-bench --identity | grep '^Validator,'
+    echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch"
+    for dt in bf16 f16 f32; do
+      c=32f; [ $dt = f32 ] && c='*'
+      python3 bench/pdl_routes.py --kernel gemm_decode_$dt --dtype $dt --compute "$c" --plain dispatch/routes.c --gpu "$gpu" \
+        "$OUT"/gemm_decode_$dt-few-rows-after-producer-fixed-bc-run1.csv "$OUT"/gemm_decode_$dt-few-rows-after-producer-fixed-bc-run2.csv
+    done
+  } > $T 2> "$OUT/logs/table-few-rows.err"
+  echo "few-rows table: $(grep -c ',gemm_decode_' $T) kernel rows" >> "$SUM"
+  SAN=/usr/local/cuda/bin/compute-sanitizer
+  rc_of san-memcheck-decode 90 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16,gemm_decode_f32 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
 elif [ "$phase" = 1 ]; then
   for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
     rc_of $c 90 $B/tests/gpu/$c

@@ -55,8 +55,8 @@
  *
  * --roofline adds two sides to every shape's samples, timed the same way,
  * interleaved with ours and cuBLAS: the same-size read ceiling (a kernel
- * that reads exactly the weight's m*k elements, from the rotated A of each
- * call, in 16-byte loads on all SMs; per weight size the fastest of a set
+ * that reads exactly the weight's elements (op(A)'s m*k, or op(B)'s n*k
+ * where n > m: few rows), from the rotated weight of each call, in 16-byte loads on all SMs; per weight size the fastest of a set
  * of grid, block, unroll and load-type configurations, measured first) and
  * the launch floor (an empty kernel). The table and the CSV gain dtype,
  * ceiling_us, floor_us, ours_gbps and cublas_gbps (weight bytes / time),
@@ -65,7 +65,8 @@
  *
  * --after-producer puts a producer kernel before every call of every side
  * (a decode step's order: a norm or an activation writes x, then the GEMM
- * reads it): it rewrites the call's op(B) in place, unchanged (each word
+ * reads it): it rewrites the call's x (op(B), or op(A) where op(B) is the
+ * weight) in place, unchanged (each word
  * xor'ed with a zero the compiler cannot see), and never triggers its
  * dependents, as most frameworks' kernels. Every time reported is then a
  * producer and a call; the floor (with --roofline) is the producer and an
@@ -520,7 +521,7 @@ struct Bench {
   int math_mode;   /* of the described call (describe) */
   int roofline;    /* --roofline: also the read ceiling and the launch floor */
   int after_producer; /* --after-producer: a producer kernel before every call */
-  int fixed_bc;    /* --fixed-bc: every call uses set 0's B and C (only A rotates) */
+  int fixed_bc;    /* --fixed-bc: every call uses set 0's x and C (only the weight rotates) */
   int long_hold;   /* --long-hold: hold the stream 4 x the host's queueing + 500 us */
   int no_pdl;      /* GEMMSHIM_PDL=0 in the environment: launched as the shim
                       then launches (plainly) */
@@ -893,6 +894,15 @@ static void a_sets(const Bench &b, int64_t elems, int nsets, std::vector<T *> &A
   }
   for (int s = 0; s < nsets; ++s) A[s] = static_cast<T *>(a_pool.bufs[s]);
 }
+/* The weight: the operand a decode-shaped call reads once, op(A) (m x k),
+ * or op(B) (k x n) where n > m (few rows: a column-major caller's x^T W).
+ * Its sets rotate past the L2 (kept from shape to shape); --fixed-bc holds
+ * the other operand, x, and C; --after-producer rewrites x; --roofline reads
+ * the weight's bytes. */
+static bool weight_is_b(const Problem &p) { return p.n > p.m; }
+static double weight_elems(const Problem &p) {
+  return (double)(weight_is_b(p) ? p.n : p.m) * (double)p.k;
+}
 /* weight bytes -> the fastest read configuration (index in read_cfgs()) */
 static std::map<size_t, int> read_cfg_of;
 
@@ -917,12 +927,14 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   while (nsets > 1 && nsets * set_bytes > 24e9) --nsets;
   row.nsets = nsets;
 
-  std::vector<T *> A(nsets), B(nsets), C(nsets);
-  a_sets<T>(b, p.a_all(), nsets, A);
+  const bool wb = weight_is_b(p);
+  const int64_t w_all = wb ? p.b_all() : p.a_all(), x_all = wb ? p.a_all() : p.b_all();
+  std::vector<T *> W(nsets), X(nsets), C(nsets);
+  a_sets<T>(b, w_all, nsets, W);
   for (int s = 0; s < nsets; ++s) {
-    CK(cudaMalloc(&B[s], p.b_all() * es));
+    CK(cudaMalloc(&X[s], x_all * es));
     CK(cudaMalloc(&C[s], p.c_all() * es));
-    fill_data(B[s], p.b_all(), 1001 + 3 * s, b.dist);
+    fill_data(X[s], x_all, 1001 + 3 * s, b.dist);
     fill_data(C[s], p.c_all(), 1002 + 3 * s, b.dist);
   }
   T *Do, *Dc;
@@ -933,15 +945,18 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   CK(cudaMalloc(&ref, p.m * nsamp * 8));
   CK(cudaMalloc(&dsums, 16));
   auto release = [&]() {
-    for (int s = 0; s < nsets; ++s) cudaFree(B[s]), cudaFree(C[s]);
+    for (int s = 0; s < nsets; ++s) cudaFree(X[s]), cudaFree(C[s]);
     cudaFree(Do), cudaFree(Dc), cudaFree(ref), cudaFree(dsums);
   };
+  /* op(A) and op(B) of a call that reads weight set s and x set sx */
+  auto A_of = [&](int s, int sx) { return wb ? X[sx] : W[s]; };
+  auto B_of = [&](int s, int sx) { return wb ? W[s] : X[sx]; };
   /* every call made below, with its own pointers, must be one the kernel
    * takes (alignment of the real buffers) */
   if (!b.self) {
-    *why = fits(b, describe(b, p, A[0], B[0], Do), true);
+    *why = fits(b, describe(b, p, A_of(0, 0), B_of(0, 0), Do), true);
     for (int s = 0; s < nsets && *why == GS_R_ROUTED; ++s)
-      *why = fits(b, describe(b, p, A[s], B[s], C[s]), true);
+      *why = fits(b, describe(b, p, A_of(s, s), B_of(s, s), C[s]), true);
   }
   if (*why != GS_R_ROUTED) return release(), OUTSIDE;
 
@@ -958,7 +973,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
     }
     return v->launch(&ka);
   };
-  const gs_kernel_args ka0 = kernel_args(b, p, A[0], B[0], Do);
+  const gs_kernel_args ka0 = kernel_args(b, p, A_of(0, 0), B_of(0, 0), Do);
   row.path = v->path_of && !b.self ? v->path_of(&ka0) : -1;
 
   /* error first: set 0, C and outputs poisoned, beta = 0; a batch's
@@ -966,9 +981,9 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   fill_nan(C[0], p.c_all());
   fill_nan(Do, p.c_all());
   fill_nan(Dc, p.c_all());
-  cublas_side(b, p, A[0], B[0], Dc);
+  cublas_side(b, p, A_of(0, 0), B_of(0, 0), Dc);
   CK(cudaDeviceSynchronize());
-  gs_kstatus st = launch(A[0], B[0], Do);
+  gs_kstatus st = launch(A_of(0, 0), B_of(0, 0), Do);
   /* the route cublaslt: cuBLASLt refused or failed this algorithm (said
    * on the shape's line); the others are still measured */
   if (st == GS_K_UNSUPPORTED || (st != GS_K_OK && v->runs_cublaslt)) return release(), REFUSED;
@@ -981,7 +996,7 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   const int64_t checked[2] = {0, p.batch - 1};
   for (int c = 0; c < (p.batch > 1 ? 2 : 1); ++c) {
     const int64_t i = checked[c];
-    reference<T>(p, A[0] + i * p.a_elems(), B[0] + i * p.b_elems(), nsamp, ref);
+    reference<T>(p, A_of(0, 0) + i * p.a_elems(), B_of(0, 0) + i * p.b_elems(), nsamp, ref);
     if (ka0.bias) {
       add_bias<T><<<256, 256>>>(ref, (const T *)ka0.bias, p.m, nsamp);
       CKL();
@@ -995,14 +1010,14 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
    * One rotation for all sides: every call reads the set read longest ago,
    * whichever side read it. */
   const int nsides = b.roofline ? 4 : 2;
-  const size_t wbytes = (size_t)p.m * (size_t)p.k * es;
+  const size_t wbytes = (size_t)weight_elems(p) * es;
   static const std::vector<ReadCfg> cfgs = read_cfgs();
   int rc = 0; /* the read configuration in use */
   long next_set = 0;
-  const size_t b_words = (size_t)p.b_all() * es / 4;
+  const size_t x_words = (size_t)x_all * es / 4;
   auto produce = [&](int s) {
-    const unsigned blocks = (unsigned)std::min<size_t>((b_words + 255) / 256, (size_t)b.sms);
-    produce_kernel<<<std::max(1u, blocks), 256>>>(reinterpret_cast<uint32_t *>(B[s]), b_words, 0u);
+    const unsigned blocks = (unsigned)std::min<size_t>((x_words + 255) / 256, (size_t)b.sms);
+    produce_kernel<<<std::max(1u, blocks), 256>>>(reinterpret_cast<uint32_t *>(X[s]), x_words, 0u);
     CKL();
   };
   auto call = [&](int which) {
@@ -1015,9 +1030,9 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
     }
     const int s = (int)(next_set++ % nsets), sbc = b.fixed_bc ? 0 : s;
     if (b.after_producer) produce(sbc);
-    if (which == 1) cublas_side(b, p, A[s], B[sbc], C[sbc]);
-    else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], A[s], wbytes, b.after_producer);
-    else if (launch(A[s], B[sbc], C[sbc]) != GS_K_OK) die("%s: launch failed\n", v->name);
+    if (which == 1) cublas_side(b, p, A_of(s, sbc), B_of(s, sbc), C[sbc]);
+    else if (which == 2) launch_read(b.sms, b.sink, cfgs[rc], W[s], wbytes, b.after_producer);
+    else if (launch(A_of(s, sbc), B_of(s, sbc), C[sbc]) != GS_K_OK) die("%s: launch failed\n", v->name);
   };
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -1194,19 +1209,22 @@ static std::string layouts_text(unsigned bits) {
   return s.empty() ? "-" : s;
 }
 static void list_table(FILE *f) {
-  fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-9s %-6s %s\n", "kernel", "data", "layouts",
-          "m x n x k mult", "n max", "sm-target", "arch", "error bound vs FP64");
+  fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-14s %-9s %-6s %s\n", "kernel", "data", "layouts",
+          "m x n x k mult", "n max", "few rows", "sm-target", "arch", "error bound vs FP64");
   for (size_t i = 0; i < gs_n_variants; ++i) {
     const gs_variant *v = gs_variants[i];
-    char mult[64], arch[16], nmax[24] = "-";
+    char mult[64], arch[16], nmax[24] = "-", few[32] = "-";
     snprintf(mult, sizeof mult, "%lld x %lld x %lld", (long long)v->m_mult, (long long)v->n_mult,
              (long long)v->k_mult);
     if (v->cc_major) snprintf(arch, sizeof arch, "sm_%d%d", v->cc_major, v->cc_minor);
     else snprintf(arch, sizeof arch, "any");
     if (v->n_max) snprintf(nmax, sizeof nmax, "%lld", (long long)v->n_max);
-    fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-9s %-6s %gx cuBLAS + %g\n", v->name,
+    if (v->layouts_few_rows)
+      snprintf(few, sizeof few, "m<=%lld %s", (long long)v->m_max,
+               layouts_text(v->layouts_few_rows).c_str());
+    fprintf(f, "%-28s %-5s %-12s %-17s %-6s %-14s %-9s %-6s %gx cuBLAS + %g\n", v->name,
             v->runs_cublaslt ? "16bit" : dtype_name(v->data_type), layouts_text(v->layouts).c_str(), mult, nmax,
-            v->honours_sm_target ? "yes" : "no", arch, v->err_vs_cublas, v->err_floor);
+            few, v->honours_sm_target ? "yes" : "no", arch, v->err_vs_cublas, v->err_floor);
   }
 }
 static void usage() {
@@ -1239,11 +1257,13 @@ static void usage() {
           "  Shape file: \"m n k layout [batch]\" a line; batch: a strided-batched call.\n"
           "  --roofline: also time a read of the weight's bytes (the ceiling) and an\n"
           "  empty kernel (the floor) per shape; adds columns to the table and CSV.\n"
-          "  --after-producer: a kernel that rewrites op(B) before every call of every\n"
-          "  side (a decode step's order); every time is then the pair; with --roofline\n"
-          "  the ceiling and floor are launched with programmatic dependent launch.\n"
-          "  --fixed-bc: only A rotates past the L2; every call uses one B and C (the\n"
-          "  producer rewrites that B). --long-hold: each sample's stream held 4x the\n"
+          "  The weight is op(A), or op(B) where n > m (few rows).\n"
+          "  --after-producer: a kernel that rewrites x (the other operand) before\n"
+          "  every call of every side (a decode step's order); every time is then the\n"
+          "  pair; with --roofline the ceiling and floor are launched with programmatic\n"
+          "  dependent launch.\n"
+          "  --fixed-bc: only the weight rotates past the L2; every call uses one x and\n"
+          "  C (the producer rewrites that x). --long-hold: each sample's stream held 4x the\n"
           "  host's queueing time plus 500 us (1.5x plus 20 us). Both are controls, to\n"
           "  see what a side's time depends on.\n"
           "  --self: cuBLAS against itself, timed as a kernel would be (the method's\n"
@@ -1848,7 +1868,8 @@ int main(int argc, char **argv) {
   if (roofline) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len,
-             "# roofline: ceiling = a read of the weight's m*k elements (the fastest of %zu "
+             "# roofline: ceiling = a read of the weight's elements (op(A)'s m*k, op(B)'s n*k "
+             "where n > m; the fastest of %zu "
              "launch configurations per weight size), floor = an empty kernel; both timed "
              "as the GEMMs; gbps = weight bytes / time, pct_ceiling = ceiling / time\n",
              read_cfgs().size());
@@ -1875,7 +1896,7 @@ int main(int argc, char **argv) {
   if (fixed_bc || long_hold) {
     const size_t len = strlen(header);
     snprintf(header + len, sizeof header - len, "#%s%s\n",
-             fixed_bc ? " fixed-bc: only A rotates; every call uses one B and C;" : "",
+             fixed_bc ? " fixed-bc: only the weight rotates; every call uses one x and C;" : "",
              long_hold ? " long-hold: samples held 4x the host's queueing time + 500 us" : "");
   }
   if (after_producer) {
@@ -1968,7 +1989,7 @@ int main(int argc, char **argv) {
       if (r.path >= 0) snprintf(path, sizeof path, "  path %d", r.path);
       /* --roofline: the weight's bytes over each time, and the ceiling's
        * share of each time */
-      const double wbytes = (double)p.m * (double)p.k * v->elem_bytes;
+      const double wbytes = weight_elems(p) * v->elem_bytes;
       const double ours_gbps = wbytes / r.ours_us * 1e-3, cub_gbps = wbytes / r.cub_us * 1e-3;
       const double ours_pct = r.ceil_us / r.ours_us * 100, cub_pct = r.ceil_us / r.cub_us * 100;
       printf("%-22s %-3s %9.2f %9.2f %7.3f %10.3e %10.3e %6d %5d", shape, lay, r.ours_tf,

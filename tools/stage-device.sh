@@ -5,6 +5,10 @@
 # than what a device call carries (64 MiB).
 #   sh tools/stage-device.sh [BUILDDIR [OUTDIR]]   (default build, build-dev)
 #   GS_STAGE_SKIP="dev/decode_ring/ring ..."        leave these out
+#   GS_STAGE_PACK=1   also pack OUTDIR into OUTDIR-pack/stage.tar.xz (the
+#                     binaries shrink about tenfold: all of them fit), then
+#                     carry OUTDIR-pack and, there, first:
+#                     tar -xJf OUTDIR-pack/stage.tar.xz
 # Then, there: bash tools/device-job.sh OUTDIR
 set -eu
 cd "$(dirname "$0")/.."
@@ -29,6 +33,13 @@ for f in libgemmshim.so tools/gemmshim tools/gemmshim-report tools/gemmshim-benc
 done
 kib=$(du -sk "$dst" | cut -f1)
 echo "stage-device: $n files in $dst ($((kib / 1024)) MiB)"
+if [ "${GS_STAGE_PACK:-0}" = 1 ]; then
+  rm -rf "$dst-pack" && mkdir -p "$dst-pack"
+  tar -cJf "$dst-pack/stage.tar.xz" "$dst"
+  kib=$(du -sk "$dst-pack" | cut -f1)
+  echo "stage-device: packed into $dst-pack/stage.tar.xz ($((kib / 1024)) MiB)"
+  dst=$dst-pack
+fi
 # what a device call carries: 64 MiB in all
 [ "$kib" -le $((64 * 1024)) ] ||
-  echo "stage-device: over the 64 MiB a device call carries: leave some out (GS_STAGE_SKIP)" >&2
+  echo "stage-device: $dst is over the 64 MiB a device call carries: leave some out (GS_STAGE_SKIP) or pack (GS_STAGE_PACK=1)" >&2

@@ -921,7 +921,13 @@ static void huge_call(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v
     verdict(v->name, "operand over 2^31 bytes (no memory for it)", 0, 0, 0);
     return;
   }
-  p.B = dev_alloc(n_b(&p) * es); p.C = dev_alloc(n_c(&p) * es);
+  if (cudaMalloc(&p.B, n_b(&p) * es) != cudaSuccess) {
+    (void)cudaGetLastError();
+    cudaFree(p.A);
+    verdict(v->name, "operand over 2^31 bytes (no memory for it)", 0, 0, 0);
+    return;
+  }
+  p.C = dev_alloc(n_c(&p) * es);
   p.image = malloc(n_c(&p) * es);
   void *a = pattern_bytes(p.type, huge_a, ta, rows_a(&p), cols_a(&p), p.lda);
   CU(cudaMemcpy(p.A, a, n_a(&p) * es, cudaMemcpyHostToDevice));
@@ -933,7 +939,7 @@ static void huge_call(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v
   int ok = call_ours(h, lt, &p, &s);
   float *out = download(p.type, p.C, n_c(&p), NULL);
   const double unit = p.type == CUDA_R_16BF ? 0x1p-8 : p.type == CUDA_R_16F ? 0x1p-11 : 0x1p-23;
-  const int64_t rows[] = { 0, 1, m / 2 + 5, m - 1 }, cols[] = { 0, 77 % n, n - 1 };
+  const int64_t rows[] = { 0, 1 % m, (m / 2 + 5) % m, m - 1 }, cols[] = { 0, 77 % n, n - 1 };
   for (size_t x = 0; x < 4; x++)
     for (size_t y = 0; y < 3; y++) {
       int64_t i = rows[x], j = cols[y];
@@ -943,8 +949,9 @@ static void huge_call(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v
       ok &= fabs(out[i + j * p.ldc] - r) <= unit * fabs(r) + 1e-6;
     }
   char what[160];
-  snprintf(what, sizeof what, "%s %sA of %.2f GB (64-bit index math), integer data",
-           lay_name(ta, tb), label, (double)(n_a(&p) * es) / 1e9);
+  const int b_big = n_b(&p) > n_a(&p);
+  snprintf(what, sizeof what, "%s %s%s of %.2f GB (64-bit index math), integer data",
+           lay_name(ta, tb), label, b_big ? "B" : "A", (double)((b_big ? n_b(&p) : n_a(&p)) * es) / 1e9);
   verdict(v->name, what, ok, 0, 0);
   free(out);
   release(&p);
@@ -953,7 +960,8 @@ static void huge_call(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v
 /* An operand over 2^31 bytes. For a kernel with an n_max (few tokens
  * against a weight) it is the weight, op(A): the output layer of a large
  * vocabulary (128256 rows, Llama 3's) with k just past 2^31 bytes (a tail
- * where k may have one), n = 8, in each layout. */
+ * where k may have one), n = 8, in each layout; with few rows (m_max),
+ * the weight as op(B), m = 8, in each layout of those. */
 static void huge(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   if (getenv("GS_CHECK_QUICK")) {
@@ -976,12 +984,20 @@ static void huge(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
            (long long)n);
   for (int l = 0; l < 4; l++)
     if (takes(v, l & 1, l >> 1)) huge_call(h, lt, v, l & 1, l >> 1, m, n, k, label);
+  if (!v->m_max) return;
+  const int64_t few = v->m_max < 8 ? v->m_max : 8;
+  snprintf(label, sizeof label, "few rows, weight %lldx%lld, m %lld: ", (long long)m, (long long)k,
+           (long long)few);
+  for (int l = 0; l < 4; l++)
+    if ((v->layouts_few_rows >> l) & 1) huge_call(h, lt, v, l & 1, l >> 1, few, m, k, label);
 }
 
-/* The reason the shim records for a call in a layout v lacks: the furthest
- * any kernel got (route.c), and another kernel of the type that has the
- * layout gets as far as its size class. -1 when another kernel's class
- * holds the call (then the arguments do not say). */
+/* The reason the shim records for a call outside v's class (a layout it
+ * lacks, few rows over m_max): the furthest any kernel got (route.c), v
+ * included (a layout it takes for few rows only gets as far as its size
+ * class), and another kernel of the type that has the layout as far as
+ * its size class. -1 when another kernel's class holds the call (then the
+ * arguments do not say). */
 static int lacking_layout_reason(const problem *p)
 {
   gs_gemm g;
@@ -993,9 +1009,9 @@ static int lacking_layout_reason(const problem *p)
   gs_reason why = GS_R_LAYOUT;
   for (size_t i = 0; i < gs_n_variants; i++) {
     /* the route cublaslt's class says nothing where no row names it (route.c) */
-    if (gs_variants[i] == p->v || gs_variants[i]->runs_cublaslt) continue;
+    if (gs_variants[i]->runs_cublaslt) continue;
     gs_reason r = gs_variant_fits_args(gs_variants[i], &g);
-    if (r == GS_R_ROUTED) return -1;
+    if (r == GS_R_ROUTED) return gs_variants[i] == p->v ? GS_R_ROUTED : -1;
     if (r > why) why = r;
   }
   return (int)why;
@@ -1037,8 +1053,9 @@ static void refusals(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     if (!takes(v, l & 1, l >> 1)) {
       problem q = base(v, l & 1, l >> 1, 0);
       int why = lacking_layout_reason(&q);
-      if (why < 0)
-        printf("skip %s: %s is in another kernel's class\n", v->name, lay_name(l & 1, l >> 1));
+      if (why < 0 || why == GS_R_ROUTED)
+        printf("skip %s: %s is in %s class\n", v->name, lay_name(l & 1, l >> 1),
+               why < 0 ? "another kernel's" : "its few rows'");
       else
         check_forwarded(h, lt, &q, &s, (gs_reason)why, "a layout it lacks");
       release(&q);
@@ -1049,6 +1066,72 @@ static void refusals(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     problem q = make_ld(v, ta, tb, m, n, k, round_up(ta ? k : m, al),
                         round_up(tb ? n : k, al) + 1, round_up(m, al));
     check_forwarded(h, lt, &q, &s, GS_R_ALIGNMENT, "ldb off the alignment");
+    release(&q);
+  }
+}
+
+/* Few rows (a column-major caller's x^T W: the weight as op(B), computed
+ * as the transpose), in each layout v takes so: alpha and beta, device
+ * scalars, cuBLASLt with D apart (C NaN) and on C, the BIAS epilogue (m
+ * values, one per row of D), a sub-matrix view, a bit-identical rerun.
+ * Then what it must leave to cuBLAS: m over m_max, and few rows in a
+ * layout it takes for few columns only (n over n_max) or not at all. */
+static void few_rows(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  const float alphas[] = { 1.0f, -0.5f }, betas[] = { 0.0f, 0.3f };
+  const int64_t m = v->m_max < 5 ? v->m_max : 5, n = round_up(1003, v->n_mult),
+                k = round_up(1029, v->k_mult);
+  for (int l = 0; l < 4; l++) {
+    const int ta = l & 1, tb = l >> 1;
+    if (!((v->layouts_few_rows >> l) & 1)) continue;
+    problem p = make(v, ta, tb, m, n, k, 0);
+    for (int a = 0; a < 2; a++)
+      for (int b = 0; b < 2; b++) {
+        spec sp = { .alpha = alphas[a], .beta = betas[b] };
+        check_call(h, lt, &p, &sp, "few rows");
+      }
+    spec dev = { .alpha = -1.0f, .beta = 0.7f, .dev_scalars = 1 };
+    check_call(h, lt, &p, &dev, "few rows, device scalars");
+    spec apart = { .alpha = 1.0f, .beta = 0.0f, .lt = 1 };
+    check_call(h, lt, &p, &apart, "few rows, cuBLASLt, D apart, C NaN");
+    spec on_c = { .alpha = 0.75f, .beta = 0.5f, .lt = 1, .d_is_c = 1 };
+    check_call(h, lt, &p, &on_c, "few rows, cuBLASLt");
+    if (v->epilogues & GS_EPI_BIAS) {
+      spec bias = { .alpha = 1.0f, .beta = 0.0f, .lt = 1, .bias = 1 };
+      check_call(h, lt, &p, &bias, "few rows, cuBLASLt, D apart, C NaN");
+      spec bias_c = { .alpha = -1.0f, .beta = 0.25f, .lt = 1, .bias = 1, .d_is_c = 1 };
+      check_call(h, lt, &p, &bias_c, "few rows, cuBLASLt");
+    }
+    spec s = { .alpha = 1.0f, .beta = 0.5f };
+    size_t bytes = n_c(&p) * esize(p.type);
+    unsigned char *x = malloc(bytes), *y = malloc(bytes);
+    int ok = call_ours(h, lt, &p, &s);
+    CU(cudaMemcpy(x, p.C, bytes, cudaMemcpyDeviceToHost));
+    ok &= call_ours(h, lt, &p, &s);
+    CU(cudaMemcpy(y, p.C, bytes, cudaMemcpyDeviceToHost));
+    char what[80];
+    snprintf(what, sizeof what, "few rows %s: rerun bit-identical", lay_name(ta, tb));
+    verdict(v->name, what, ok && !memcmp(x, y, bytes), 0, 0);
+    free(x); free(y);
+    release(&p);
+    problem q = make(v, ta, tb, m, 4 * n, 2 * k, 3 * ld_align(v));
+    check_call(h, lt, &q, &s, "few rows, sub-matrix view");
+    release(&q);
+  }
+  spec s = { .alpha = 1.0f, .beta = 0.5f };
+  for (int l = 0; l < 4; l++) {
+    const int ta = l & 1, tb = l >> 1;
+    const int few = (v->layouts_few_rows >> l) & 1;
+    problem q = make(v, ta, tb, few ? v->m_max + v->m_mult : m, n, k, 0);
+    int why = lacking_layout_reason(&q);
+    char label[80];
+    snprintf(label, sizeof label, few ? "few rows, m over m_max" : "few rows in a layout of few columns or none");
+    if (why < 0)
+      printf("skip %s: %s %s is in another kernel's class\n", v->name, label, lay_name(ta, tb));
+    else if (why == GS_R_ROUTED)
+      verdict(v->name, label, 0, 0, 0);   /* the class must not take it */
+    else
+      check_forwarded(h, lt, &q, &s, (gs_reason)why, label);
     release(&q);
   }
 }
@@ -1069,12 +1152,34 @@ static int path_of(const problem *p)
   return p->v->path_of(&a);
 }
 
-/* Under GS_CHECK_QUICK the sweep takes n at powers of two (where column
- * tiles change) and the n after each, and n_max. */
-static int swept(const gs_variant *v, int64_t n)
+/* The tokens of a sweep: n, or with few rows m. */
+typedef struct tokens {
+  int few_rows;             /* the sweep is over m (the weight as op(B)) */
+  int64_t mult, max;        /* the class's multiple and bound of them */
+  unsigned layouts;
+} tokens;
+
+static tokens tokens_of(const gs_variant *v, int few_rows)
 {
-  if (!getenv("GS_CHECK_QUICK") || n == v->n_max / v->n_mult * v->n_mult) return 1;
-  int64_t before = n - v->n_mult;
+  tokens t = { few_rows, few_rows ? v->m_mult : v->n_mult, few_rows ? v->m_max : v->n_max,
+               few_rows ? v->layouts_few_rows : v->layouts };
+  t.max = t.max / t.mult * t.mult;
+  return t;
+}
+
+/* A problem of `rows` weight rows (m, or with few rows n) and `tok` tokens. */
+static problem make_tok(const gs_variant *v, const tokens *t, int ta, int tb, int64_t rows,
+                        int64_t tok, int64_t k, int64_t pad)
+{
+  return t->few_rows ? make(v, ta, tb, tok, rows, k, pad) : make(v, ta, tb, rows, tok, k, pad);
+}
+
+/* Under GS_CHECK_QUICK the sweep takes tokens at powers of two (where
+ * tiles change) and the count after each, and the bound. */
+static int swept(const tokens *t, int64_t n)
+{
+  if (!getenv("GS_CHECK_QUICK") || n == t->max) return 1;
+  int64_t before = n - t->mult;
   return (n & (n - 1)) == 0 || (before > 0 && (before & (before - 1)) == 0);
 }
 
@@ -1086,69 +1191,95 @@ static void paths_named(char *out, size_t size, unsigned paths)
     if (paths >> i & 1) at += (size_t)snprintf(out + at, size - at, "%s%d", at ? "," : "", i);
 }
 
-/* Every n of the class up to n_max, in each layout v takes, on three
- * shapes: a moderate one, few rows with a long K (the launcher splits K
+/* The FP64 reference of p with m rows, from ref of the same problem with
+ * m_full rows (few rows: op(A)'s first m rows, C's first m rows; ld m). */
+static double *ref_rows(const double *ref, int64_t m_full, int64_t m, int64_t n)
+{
+  double *out = malloc((size_t)(m * n) * sizeof *out);
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = 0; i < m; i++) out[i + j * m] = ref[i + j * m_full];
+  return out;
+}
+
+/* Every token count of the class up to its bound (n up to n_max; with few
+ * rows, m up to m_max), in each layout v takes so, on three shapes of the
+ * weight: a moderate one, few rows with a long K (the launcher splits K
  * across a cluster) and many rows (no split). Each call served by ours
  * (the shim's counters) and within the accuracy bound. Then every code
  * path the launcher takes on a wider probe of shapes (asked of path_of)
  * must have been checked: a path the three shapes missed (the split rule
  * is tuning) is checked on the smallest probe shape that takes it. */
-static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, int few_rows)
 {
-  static const struct { int64_t m, k; float alpha, beta; } shapes[] = {
+  static const struct { int64_t rows, k; float alpha, beta; } shapes[] = {
     { 1003, 1029, 1.0f, 0.0f },
     { 520, 4100, -1.25f, 0.5f },
     { 40963, 1000, 1.0f, 0.0f },
   };
-  static const int64_t probe_m[] = { 1, 67, 520, 1003, 4099, 20483, 40963 };
+  static const int64_t probe_rows[] = { 1, 67, 520, 1003, 4099, 20483, 40963 };
   static const int64_t probe_k[] = { 13, 200, 1029, 4100, 8209 };
-  const int64_t n_max = v->n_max / v->n_mult * v->n_mult;
+  const tokens t = tokens_of(v, few_rows);
+  const char *tok_name = few_rows ? "m (few rows)" : "n";
+  /* the weight's rows: m, or n with few rows */
+  const int64_t rows_mult = few_rows ? v->n_mult : v->m_mult;
   for (int l = 0; l < 4; l++) {
     int ta = l & 1, tb = l >> 1;
-    if (!takes(v, ta, tb)) continue;
+    if (!((t.layouts >> l) & 1)) continue;
     unsigned probed = 0, swept_paths = 0, taken = 0;
-    struct { int64_t m, n, k; } smallest[32];   /* per path, the probe shape of least m * k */
-    for (size_t a = 0; a < sizeof probe_m / sizeof *probe_m; a++)
+    struct { int64_t m, n, k; } smallest[32];   /* per path, the probe shape of least m n k */
+    for (size_t a = 0; a < sizeof probe_rows / sizeof *probe_rows; a++)
       for (size_t b = 0; b < sizeof probe_k / sizeof *probe_k; b++)
-        for (int64_t n = v->n_mult; n <= n_max; n += v->n_mult) {
+        for (int64_t n = t.mult; n <= t.max; n += t.mult) {
           problem q;
           memset(&q, 0, sizeof q);
           q.v = v; q.ta = ta; q.tb = tb;
-          q.m = round_up(probe_m[a], v->m_mult); q.n = n; q.k = round_up(probe_k[b], v->k_mult);
+          int64_t rows = round_up(probe_rows[a], rows_mult);
+          q.m = few_rows ? n : rows; q.n = few_rows ? rows : n;
+          q.k = round_up(probe_k[b], v->k_mult);
           q.lda = round_up(rows_a(&q), ld_align(v)); q.ldb = round_up(rows_b(&q), ld_align(v));
           q.ldc = round_up(q.m, ld_align(v));
           int path = path_of(&q);
-          if (!(probed >> path & 1) || q.m * q.k < smallest[path].m * smallest[path].k) {
-            smallest[path].m = q.m; smallest[path].n = n; smallest[path].k = q.k;
+          if (!(probed >> path & 1) ||
+              q.m * q.n * q.k < smallest[path].m * smallest[path].n * smallest[path].k) {
+            smallest[path].m = q.m; smallest[path].n = q.n; smallest[path].k = q.k;
           }
           probed |= 1u << path;
         }
     for (size_t sh = 0; sh < sizeof shapes / sizeof *shapes; sh++) {
-      problem p = make(v, ta, tb, round_up(shapes[sh].m, v->m_mult), n_max,
-                       round_up(shapes[sh].k, v->k_mult), 0);
+      problem p = make_tok(v, &t, ta, tb, round_up(shapes[sh].rows, rows_mult), t.max,
+                           round_up(shapes[sh].k, v->k_mult), 0);
       spec s = { .alpha = shapes[sh].alpha, .beta = shapes[sh].beta };
-      /* at n_max; its first n columns are the reference for n */
+      /* at the bound; its first n columns (its first m rows: ref_rows) are
+       * the reference for fewer */
       double *ref = reference(h, &p, &s), worst = 0, worst_theirs = 0;
+      const int64_t m_full = p.m;
       int failed = 0;
-      for (int64_t n = v->n_mult; n <= n_max; n += v->n_mult) {
-        if (!swept(v, n)) continue;
-        p.n = n;
+      for (int64_t n = t.mult; n <= t.max; n += t.mult) {
+        if (!swept(&t, n)) continue;
+        if (few_rows) p.m = n; else p.n = n;
+        double *r = few_rows ? ref_rows(ref, m_full, n, p.n) : ref;
         double ours, theirs;
-        int was_ours = measure(h, lt, &p, &s, ref, &ours, &theirs);
+        int was_ours = measure(h, lt, &p, &s, r, &ours, &theirs);
+        if (few_rows) free(r);
         if (was_ours && within(v, ours, theirs)) swept_paths |= 1u << path_of(&p);
         if (!was_ours || !within(v, ours, theirs)) {
           failed++;
-          printf("     n %lld: %s%s, ours %.3e cublas %.3e\n", (long long)n,
+          printf("     %s %lld: %s%s, ours %.3e cublas %.3e\n", tok_name, (long long)n,
                  was_ours ? "over the bound" : "NOT SERVED: ", was_ours ? "" : last_forward, ours,
                  theirs);
         }
         if (!(ours <= worst)) { worst = ours; worst_theirs = theirs; }
       }
-      p.n = n_max;
+      if (few_rows) p.m = m_full; else p.n = t.max;
       char what[200];
-      snprintf(what, sizeof what, "every n%s: %s %lldx(%lld..%lld)x%lld a=%g b=%g, %d failed",
-               getenv("GS_CHECK_QUICK") ? " (quick)" : "", lay_name(ta, tb), (long long)p.m,
-               (long long)v->n_mult, (long long)n_max, (long long)p.k, s.alpha, s.beta, failed);
+      if (few_rows)
+        snprintf(what, sizeof what, "every m, few rows%s: %s (%lld..%lld)x%lldx%lld a=%g b=%g, %d failed",
+                 getenv("GS_CHECK_QUICK") ? " (quick)" : "", lay_name(ta, tb), (long long)t.mult,
+                 (long long)t.max, (long long)p.n, (long long)p.k, s.alpha, s.beta, failed);
+      else
+        snprintf(what, sizeof what, "every n%s: %s %lldx(%lld..%lld)x%lld a=%g b=%g, %d failed",
+                 getenv("GS_CHECK_QUICK") ? " (quick)" : "", lay_name(ta, tb), (long long)p.m,
+                 (long long)t.mult, (long long)t.max, (long long)p.k, s.alpha, s.beta, failed);
       verdict(v->name, what, failed == 0, worst, worst_theirs);
       free(ref);
       release(&p);
@@ -1159,15 +1290,15 @@ static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
         problem p = make(v, ta, tb, smallest[path].m, smallest[path].n, smallest[path].k, 0);
         spec s = { .alpha = 1.0f, .beta = 0.5f };
         char label[40];
-        snprintf(label, sizeof label, "every n: path %d", path);
+        snprintf(label, sizeof label, "every %s: path %d", few_rows ? "m" : "n", path);
         if (check_call(h, lt, &p, &s, label) && path_of(&p) == path) taken |= 1u << path;
         release(&p);
       }
-    char all[100], got[100], what[260];
+    char all[100], got[100], what[300];
     paths_named(all, sizeof all, probed);
     paths_named(got, sizeof got, swept_paths);
-    snprintf(what, sizeof what, "every n: %s every path of the probe checked (%s; swept %s)",
-             lay_name(ta, tb), all, got);
+    snprintf(what, sizeof what, "every %s: %s every path of the probe checked (%s; swept %s)",
+             tok_name, lay_name(ta, tb), all, got);
     verdict(v->name, what, (probed & ~taken) == 0, 0, 0);
   }
 }
@@ -1395,7 +1526,11 @@ static void *run_battery(void *arg)
   refusals(h, lt, v);
   huge(h, lt, v);
   graphs_on_two_streams(h, lt, v);
-  if (v->n_max) every_n(h, lt, v);
+  if (v->n_max) every_n(h, lt, v, 0);
+  if (v->m_max) {
+    few_rows(h, lt, v);
+    every_n(h, lt, v, 1);
+  }
   if (v->k_mult == 1) k_tails(h, lt, v);
   verdict(v->name, "no self-check failed",
           gs_tally_count("cublas", GS_R_SELFCHECK_FAILED) == failed_checks, 0, 0);
