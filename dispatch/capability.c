@@ -31,15 +31,14 @@ static int aligned(const void *p, int bytes)
 
 static gs_reason alignment_check(const gs_gemm *g, const gs_variant *v)
 {
-  int a = v->align_bytes;
-  if (!aligned(g->A, a) || !aligned(g->B, a) || !aligned(g->C, a) ||
-      (g->is_lt && !aligned(g->D, a)) ||
-      (epilogue_bit(g) == GS_EPI_BIAS && !aligned(g->bias, a)))
+  int a = v->align_bytes, out = v->out_align_bytes ? v->out_align_bytes : a;
+  if (!aligned(g->A, a) || !aligned(g->B, a) || !aligned(g->C, out) ||
+      (g->is_lt && !aligned(g->D, out)) ||
+      (epilogue_bit(g) == GS_EPI_BIAS && !aligned(g->bias, out)))
     return GS_R_ALIGNMENT;
-  int64_t per = a / v->elem_bytes;
-  if (per > 1 && (g->lda % per || g->ldb % per || g->ldc % per ||
-                  (g->is_lt && g->ldd % per)))
-    return GS_R_ALIGNMENT;
+  int64_t per = a / v->elem_bytes, per_out = out / v->elem_bytes;
+  if (per > 1 && (g->lda % per || g->ldb % per)) return GS_R_ALIGNMENT;
+  if (per_out > 1 && (g->ldc % per_out || (g->is_lt && g->ldd % per_out))) return GS_R_ALIGNMENT;
   return GS_R_ROUTED;
 }
 

@@ -162,7 +162,7 @@ void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char o
     char buf[512];
     int len = snprintf(buf, sizeof buf,
                        "%s|%d.%d|%d|%u|%u|%d|%d|%d|%lld,%lld,%lld|%lld|%lld|%d|%d|%llx|%llx|%llx|%d|%d|"
-                       "%d|%d|%d|%u|%lld\n",
+                       "%d|%d|%d|%u|%lld|%d\n",
                        v->name, v->cc_major, v->cc_minor, v->data_type, v->layouts, v->epilogues,
                        v->bias_type, v->elem_bytes, v->align_bytes, (long long)v->m_mult,
                        (long long)v->n_mult, (long long)v->k_mult, (long long)v->n_max,
@@ -170,7 +170,8 @@ void gs_rt_kernel_table_hash(const gs_variant *const *variants, size_t n, char o
                        (unsigned long long)tol[0],
                        (unsigned long long)tol[1], (unsigned long long)tol[2], v->path_of != NULL,
                        v->runs_cublaslt, v->scratch_bytes != NULL, v->launches_pdl != NULL,
-                       v->takes_batch, v->layouts_few_rows, (long long)v->m_max);
+                       v->takes_batch, v->layouts_few_rows, (long long)v->m_max,
+                       v->out_align_bytes);
     if (len > 0) h = fnv(h, buf, (size_t)len < sizeof buf ? (size_t)len : sizeof buf - 1);
   }
   snprintf(out, 17, "%016llx", (unsigned long long)h);

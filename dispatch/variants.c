@@ -125,6 +125,8 @@ const gs_variant gs_kernel_f32_3xtf32 = {
   .bias_type = type,                                                        \
   .elem_bytes = 2,                                                          \
   .align_bytes = 16,                                                        \
+  /* the epilogue stores elements: ldc = m of few rows (1, 3, ...) */       \
+  .out_align_bytes = 2,                                                     \
   .m_mult = 1, .n_mult = 1, .k_mult = 1,                                    \
   .n_max = GS_GEMM_DECODE_MAX_N,                                            \
   /* few rows: a column-major caller's x^T W, the weight as op(B) */        \
@@ -159,6 +161,7 @@ const gs_variant gs_kernel_decode_f32 = {
   .bias_type = CUDA_R_32F,
   .elem_bytes = 4,
   .align_bytes = 16,
+  .out_align_bytes = 4,
   .m_mult = 1, .n_mult = 1, .k_mult = 1,
   .n_max = GS_GEMM_DECODE_F32_MAX_N,
   .layouts_few_rows = GS_LAYOUT_TN | GS_LAYOUT_TT,

@@ -46,6 +46,10 @@ typedef struct gs_variant {
   int bias_type;                   /* cudaDataType of an accepted bias */
   int elem_bytes;                  /* of A and B */
   int align_bytes;                 /* pointers and ld * elem_bytes */
+  /* C, D and bias pointers, ldc and ldd: their alignment in bytes where the
+   * kernel needs less there (an epilogue of scalar stores: a leading
+   * dimension of a few rows); 0: align_bytes. */
+  int out_align_bytes;
   int64_t m_mult, n_mult, k_mult;  /* tiling: dims must be multiples */
   int64_t n_max;                   /* the largest n it takes; 0: no bound */
   /* Few rows: a call in one of these layouts with m <= m_max is taken
@@ -129,6 +133,9 @@ static inline gs_reason gs_variant_fits_args(const gs_variant *v, const gs_gemm 
   const unsigned bit = gs_layout_bit(g);
   if (!((v->layouts | v->layouts_few_rows) & bit)) return GS_R_LAYOUT;
   if (g->m % v->m_mult || g->n % v->n_mult || g->k % v->k_mult) return GS_R_SIZE_CLASS;
+  /* our kernels index with int dimensions (cuBLASLt's own takes any) */
+  if (!v->runs_cublaslt && (g->m > INT32_MAX || g->n > INT32_MAX || g->k > INT32_MAX))
+    return GS_R_SIZE_CLASS;
   if (!((v->layouts_few_rows & bit) && g->m <= v->m_max)) {
     /* few rows' layout with m over m_max */
     if (!(v->layouts & bit)) return GS_R_SIZE_CLASS;

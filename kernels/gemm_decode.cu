@@ -308,7 +308,9 @@ __device__ __forceinline__ void finish(const P &p, float *red0, int rank, int sp
   const T *Cm = reinterpret_cast<const T *>(p.C);
   const T *bias = reinterpret_cast<const T *>(p.bias);
   for (int e = threadIdx.x; e < rows * cols; e += kWarps * 32) {
-    const int j = e / rows, i = r_lo + e % rows;
+    /* neighbouring threads on neighbouring elements of D: along rows, or
+     * transposed along columns (red0's stride LD is odd: no bank conflict) */
+    const int j = p.out_t ? e % cols : e / rows, i = r_lo + (p.out_t ? e / cols : e % rows);
     const int row = row0 + i;
     if (row >= p.m) continue;
     float v;

@@ -352,16 +352,17 @@ static void test_kernel_table_hash(void **s)
   gs_rt_kernel_table_hash(gs_variants, gs_n_variants - 1, b);
   assert_string_not_equal(a, b);
   /* a field of a kernel's class: another hash */
-  gs_variant changed[3] = { f32_variant, f32_variant, f32_variant };
+  gs_variant changed[4] = { f32_variant, f32_variant, f32_variant, f32_variant };
   changed[0].n_max = 64;
   changed[1].layouts_few_rows = GS_LAYOUT_TT;
   changed[1].m_max = 8;
   changed[2].layouts_few_rows = GS_LAYOUT_TT;
   changed[2].m_max = 16;
+  changed[3].out_align_bytes = 4;
   const gs_variant *orig[] = { &f32_variant };
   gs_rt_kernel_table_hash(orig, 1, b);
-  char seen[3][17];
-  for (int i = 0; i < 3; i++) {
+  char seen[4][17];
+  for (int i = 0; i < 4; i++) {
     const gs_variant *one[] = { &changed[i] };
     gs_rt_kernel_table_hash(one, 1, seen[i]);
     assert_string_not_equal(seen[i], b);

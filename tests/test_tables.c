@@ -111,6 +111,11 @@ static void test_fields_make_sense(void **s)
                 v->data_type == CUDA_R_16F);
     assert_int_equal(v->elem_bytes, v->data_type == CUDA_R_32F ? 4 : 2);
     assert_true(v->align_bytes >= v->elem_bytes && v->align_bytes % v->elem_bytes == 0);
+    /* the output's alignment: none of its own, or the element's multiple
+     * up to align_bytes */
+    assert_true(v->out_align_bytes == 0 ||
+                (v->out_align_bytes >= v->elem_bytes && v->out_align_bytes % v->elem_bytes == 0 &&
+                 v->out_align_bytes <= v->align_bytes));
     assert_true(v->m_mult > 0 && v->n_mult > 0 && v->k_mult > 0);
     /* 0, or a bound that some n of the class lies under */
     assert_true(v->n_max == 0 || (v->n_max >= v->n_mult && v->n_max % v->n_mult == 0));
@@ -489,6 +494,21 @@ static void test_few_rows_class(void **s)
       assert_false(supports(over.m, over.n, over.k, ta, tb, over.A, over.lda, over.B, over.ldb,
                             over.C, over.ldc, 1));
       if (takes) assert_int_equal(gs_variant_fits_state(v, &at), GS_R_ROUTED);
+      if (!takes) continue;
+      /* one token's D is one row: ldc = 1 (the output's own alignment) */
+      gs_gemm row = one;
+      row.ldc = row.ldd = 1;
+      assert_int_equal(gs_variant_fits_state(v, &row),
+                       v->out_align_bytes == v->elem_bytes ? GS_R_ROUTED : GS_R_ALIGNMENT);
+      assert_int_equal(supports(row.m, row.n, row.k, ta, tb, row.A, row.lda, row.B, row.ldb, row.C,
+                                row.ldc, 1), 1);
+      /* n past int: neither */
+      gs_gemm past = one;
+      past.n = (int64_t)1 << 31;
+      past.ldb = tb ? past.n : past.ldb;
+      assert_int_equal(gs_variant_fits_args(v, &past), GS_R_SIZE_CLASS);
+      assert_false(supports(past.m, past.n, past.k, ta, tb, past.A, past.lda, past.B, past.ldb,
+                            past.C, past.ldc, 1));
     }
   }
   assert_true(bounded > 0);   /* the decode kernels */

@@ -192,6 +192,11 @@ static void *dev_alloc(size_t bytes)
 /* Leading dimensions are multiples of this many elements (the table's
  * alignment): a tail in m or k gets padding rows. */
 static int64_t ld_align(const gs_variant *v) { return v->align_bytes / v->elem_bytes; }
+/* ldc's: the output's own alignment where the entry has one */
+static int64_t ldc_align(const gs_variant *v)
+{
+  return (v->out_align_bytes ? v->out_align_bytes : v->align_bytes) / v->elem_bytes;
+}
 static int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 /* A problem with random data in v's type and the leading dimensions given. */
@@ -220,13 +225,14 @@ static problem make_ld(const gs_variant *v, int ta, int tb, int64_t m, int64_t n
   return p;
 }
 
-/* Every leading dimension the rows plus pad, rounded up to the alignment. */
+/* Every leading dimension the rows plus pad, rounded up to the alignment
+ * (ldc to the output's: m itself where it needs none). */
 static problem make(const gs_variant *v, int ta, int tb, int64_t m, int64_t n, int64_t k,
                     int64_t pad)
 {
   int64_t al = ld_align(v);
   return make_ld(v, ta, tb, m, n, k, round_up((ta ? k : m) + pad, al),
-                 round_up((tb ? n : k) + pad, al), round_up(m + pad, al));
+                 round_up((tb ? n : k) + pad, al), round_up(m + pad, ldc_align(v)));
 }
 
 /* The sizes the cases build their shapes from, per dimension: the kernel's
@@ -939,7 +945,7 @@ static void huge_call(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v
   int ok = call_ours(h, lt, &p, &s);
   float *out = download(p.type, p.C, n_c(&p), NULL);
   const double unit = p.type == CUDA_R_16BF ? 0x1p-8 : p.type == CUDA_R_16F ? 0x1p-11 : 0x1p-23;
-  const int64_t rows[] = { 0, 1 % m, (m / 2 + 5) % m, m - 1 }, cols[] = { 0, 77 % n, n - 1 };
+  const int64_t rows[] = { 0, 1 % m, m > 12 ? m / 2 + 5 : m / 2, m - 1 }, cols[] = { 0, 77 % n, n - 1 };
   for (size_t x = 0; x < 4; x++)
     for (size_t y = 0; y < 3; y++) {
       int64_t i = rows[x], j = cols[y];
@@ -1123,13 +1129,19 @@ static void few_rows(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     const int ta = l & 1, tb = l >> 1;
     const int few = (v->layouts_few_rows >> l) & 1;
     problem q = make(v, ta, tb, few ? v->m_max + v->m_mult : m, n, k, 0);
-    int why = lacking_layout_reason(&q);
     char label[80];
     snprintf(label, sizeof label, few ? "few rows, m over m_max" : "few rows in a layout of few columns or none");
-    if (why < 0)
+    gs_gemm g;
+    memset(&g, 0, sizeof g);
+    g.a_type = g.b_type = g.c_type = g.d_type = q.type;
+    g.compute_type = q.type == CUDA_R_32F ? GS_NONE : CUBLAS_COMPUTE_32F;
+    g.trans_a = op(ta); g.trans_b = op(tb);
+    g.m = q.m; g.n = q.n; g.k = q.k; g.batch = 1;
+    int why = lacking_layout_reason(&q);
+    if (gs_variant_fits_args(v, &g) == GS_R_ROUTED)
+      verdict(v->name, label, 0, 0, 0);   /* its class must not take it */
+    else if (why < 0)
       printf("skip %s: %s %s is in another kernel's class\n", v->name, label, lay_name(ta, tb));
-    else if (why == GS_R_ROUTED)
-      verdict(v->name, label, 0, 0, 0);   /* the class must not take it */
     else
       check_forwarded(h, lt, &q, &s, (gs_reason)why, label);
     release(&q);
@@ -1216,7 +1228,8 @@ static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, 
     { 520, 4100, -1.25f, 0.5f },
     { 40963, 1000, 1.0f, 0.0f },
   };
-  static const int64_t probe_rows[] = { 1, 67, 520, 1003, 4099, 20483, 40963 };
+  static const int64_t probe_rows[] = { 1, 67, 520, 1003, 4099, 20483, 40963 },
+                       few_probe_rows[] = { 67, 520, 1003, 4099, 20483, 40963 };
   static const int64_t probe_k[] = { 13, 200, 1029, 4100, 8209 };
   const tokens t = tokens_of(v, few_rows);
   const char *tok_name = few_rows ? "m (few rows)" : "n";
@@ -1227,17 +1240,21 @@ static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, 
     if (!((t.layouts >> l) & 1)) continue;
     unsigned probed = 0, swept_paths = 0, taken = 0;
     struct { int64_t m, n, k; } smallest[32];   /* per path, the probe shape of least m n k */
-    for (size_t a = 0; a < sizeof probe_rows / sizeof *probe_rows; a++)
+    /* few rows: weights of more rows than n_max (fewer take few columns) */
+    const int64_t *probe = few_rows ? few_probe_rows : probe_rows;
+    const size_t n_probe = few_rows ? sizeof few_probe_rows / sizeof *few_probe_rows
+                                    : sizeof probe_rows / sizeof *probe_rows;
+    for (size_t a = 0; a < n_probe; a++)
       for (size_t b = 0; b < sizeof probe_k / sizeof *probe_k; b++)
         for (int64_t n = t.mult; n <= t.max; n += t.mult) {
           problem q;
           memset(&q, 0, sizeof q);
           q.v = v; q.ta = ta; q.tb = tb;
-          int64_t rows = round_up(probe_rows[a], rows_mult);
+          int64_t rows = round_up(probe[a], rows_mult);
           q.m = few_rows ? n : rows; q.n = few_rows ? rows : n;
           q.k = round_up(probe_k[b], v->k_mult);
           q.lda = round_up(rows_a(&q), ld_align(v)); q.ldb = round_up(rows_b(&q), ld_align(v));
-          q.ldc = round_up(q.m, ld_align(v));
+          q.ldc = round_up(q.m, ldc_align(v));
           int path = path_of(&q);
           if (!(probed >> path & 1) ||
               q.m * q.n * q.k < smallest[path].m * smallest[path].n * smallest[path].k) {

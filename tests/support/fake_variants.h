@@ -20,7 +20,7 @@ extern fake_gpu_t fake_gpu;
  * it return NULL. */
 extern gs_rt_identity fake_identity;
 /* gs_rt_kernel_table_hash of these variants (a test checks it). */
-#define FAKE_KERNEL_TABLE "a35f2cb8451a555d"
+#define FAKE_KERNEL_TABLE "ff893b9fcb148c71"
 extern int fake_identity_known;
 
 /* f32_variant: FP32, strict math, all layouts, DEFAULT and BIAS epilogues,
