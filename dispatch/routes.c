@@ -69,9 +69,11 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  * The kernel_table validator was restamped when gemm_f32_bf16x6 joined
  * the table (2026-12-05), and again when the hash came to say which
  * kernels launch with programmatic dependent launch (the same day: the
- * tables that say so have a column launch, which older builds ignore): the
- * other entries and their code are unchanged, so their rows stand as
- * measured. */
+ * tables that say so have a column launch, which older builds ignore), and
+ * when the decode entries gained few rows and the output's own alignment
+ * (2026-12-06: their few-column code is the same but for the epilogue's
+ * index): the other entries and their code are unchanged, so their rows
+ * stand as measured. */
 static const char h200_routes[] =
   "Validator,gpu_name,NVIDIA H200\n"
   "Validator,compute_capability,9.0\n"

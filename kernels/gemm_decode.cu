@@ -309,9 +309,9 @@ __device__ __forceinline__ void finish(const P &p, float *red0, int rank, int sp
   const T *bias = reinterpret_cast<const T *>(p.bias);
   /* Neighbouring threads on neighbouring rows of red0, or, for a transposed
    * D summed in this CTA alone, on neighbouring columns (D's neighbours;
-   * red0's stride LD is odd: no bank conflict). With a cluster the rows
-   * win: reads of peers' shared memory along a row coalesce (measured,
-   * kernels/gemm_decode.md). */
+   * red0's stride LD is odd, so 32 columns meet no bank conflict, fewer a
+   * few). With a cluster the rows win: reads of peers' shared memory along
+   * a row coalesce (measured, kernels/gemm_decode.md). */
   const bool along_cols = p.out_t && split == 1;
   for (int e = threadIdx.x; e < rows * cols; e += kWarps * 32) {
     const int j = along_cols ? e % cols : e / rows, i = r_lo + (along_cols ? e / cols : e % rows);

@@ -495,23 +495,47 @@ static void test_few_rows_class(void **s)
                             over.C, over.ldc, 1));
       if (takes) assert_int_equal(gs_variant_fits_state(v, &at), GS_R_ROUTED);
       if (!takes) continue;
-      /* one token's D is one row: ldc = 1 (the output's own alignment) */
+      /* one token's D is one row, ldc = 1: a class of few rows takes it
+       * (the output needs only the element's alignment) */
       gs_gemm row = one;
       row.ldc = row.ldd = 1;
-      assert_int_equal(gs_variant_fits_state(v, &row),
-                       v->out_align_bytes == v->elem_bytes ? GS_R_ROUTED : GS_R_ALIGNMENT);
+      assert_int_equal(v->out_align_bytes, v->elem_bytes);
+      assert_int_equal(gs_variant_fits_state(v, &row), GS_R_ROUTED);
       assert_int_equal(supports(row.m, row.n, row.k, ta, tb, row.A, row.lda, row.B, row.ldb, row.C,
                                 row.ldc, 1), 1);
-      /* n past int: neither */
+      /* n past int (few rows), or k: neither */
       gs_gemm past = one;
       past.n = (int64_t)1 << 31;
       past.ldb = tb ? past.n : past.ldb;
       assert_int_equal(gs_variant_fits_args(v, &past), GS_R_SIZE_CLASS);
       assert_false(supports(past.m, past.n, past.k, ta, tb, past.A, past.lda, past.B, past.ldb,
                             past.C, past.ldc, 1));
+      gs_gemm deep = call_of(v, ta, tb, 1, wide, (int64_t)1 << 31, PAD_TO_ALIGNMENT, 0);
+      assert_int_equal(gs_variant_fits_args(v, &deep), GS_R_SIZE_CLASS);
+      assert_false(supports(deep.m, deep.n, deep.k, ta, tb, deep.A, deep.lda, deep.B, deep.ldb,
+                            deep.C, deep.ldc, 1));
     }
   }
   assert_true(bounded > 0);   /* the decode kernels */
+}
+
+/* Our kernels take int-sized dimensions: m = 2^31 with few columns is
+ * refused by the class (GS_R_SIZE_CLASS), as by the launcher. */
+static void test_int_dimensions(void **s)
+{
+  (void)s;
+  for (size_t i = 0; i < gs_n_variants; i++) {
+    const gs_variant *v = gs_variants[i];
+    if (v->runs_cublaslt) continue;
+    int ta, tb;
+    first_layout(v, &ta, &tb);
+    const int64_t big = ((int64_t)1 << 31) / v->m_mult * v->m_mult + v->m_mult;
+    gs_gemm g = call_of(v, ta, tb, big, n_of(v, 2), 2 * k_unit(v), PAD_TO_ALIGNMENT, 0);
+    print_message("%s: m %lld\n", v->name, (long long)big);
+    assert_int_equal(gs_variant_fits_args(v, &g), GS_R_SIZE_CLASS);
+    assert_false(launcher_check(v->name)(g.m, g.n, g.k, ta, tb, g.A, g.lda, g.B, g.ldb, g.C,
+                                         g.ldc, 1));
+  }
 }
 
 /* k_min is a bound of the size class and the launcher's own: k = k_min is
@@ -555,6 +579,7 @@ int main(void)
     cmocka_unit_test(test_n_max_bounds_the_class),
     cmocka_unit_test(test_k_min_bounds_the_class),
     cmocka_unit_test(test_few_rows_class),
+    cmocka_unit_test(test_int_dimensions),
     cmocka_unit_test(test_fp32_tensor_core_opt_ins),
     cmocka_unit_test(test_default_rows_of_each_opt_in),
   };

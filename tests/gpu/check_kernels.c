@@ -1240,10 +1240,12 @@ static void every_n(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v, 
     if (!((t.layouts >> l) & 1)) continue;
     unsigned probed = 0, swept_paths = 0, taken = 0;
     struct { int64_t m, n, k; } smallest[32];   /* per path, the probe shape of least m n k */
-    /* few rows: weights of more rows than n_max (fewer take few columns) */
-    const int64_t *probe = few_rows ? few_probe_rows : probe_rows;
-    const size_t n_probe = few_rows ? sizeof few_probe_rows / sizeof *few_probe_rows
-                                    : sizeof probe_rows / sizeof *probe_rows;
+    /* few rows in TN: weights of more rows than n_max (fewer take few
+     * columns); TT has no few-column form */
+    const int few_tn = few_rows && ta == 1 && tb == 0;
+    const int64_t *probe = few_tn ? few_probe_rows : probe_rows;
+    const size_t n_probe = few_tn ? sizeof few_probe_rows / sizeof *few_probe_rows
+                                  : sizeof probe_rows / sizeof *probe_rows;
     for (size_t a = 0; a < n_probe; a++)
       for (size_t b = 0; b < sizeof probe_k / sizeof *probe_k; b++)
         for (int64_t n = t.mult; n <= t.max; n += t.mult) {
