@@ -528,6 +528,16 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 #pragma unroll
   for (int i = 0; i < V; ++i) acc[i] = 0.f;
 
+  /* x's NC columns at k0 .. k0 + 3 (guard: zeros past k) */
+  auto load_x = [&](float4 (&x)[NC], int64_t k0, bool guard) {
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const float *src = p.B + (int64_t)c * p.ldb + k0;
+      if (!guard) x[c] = as_f4(ld_x16(src, c < p.n));
+      else x[c] = c < p.n ? ldf_guard4(src, p.k - k0) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  };
+
   if constexpr (!kNN) {
     /* one step: the band's rows at k0 + 4 lane .. + 3, then x's columns */
     auto load_w = [&](float4 (&w)[ROWS], int64_t kc, bool guard) {
@@ -541,12 +551,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     };
     auto fma_step = [&](const float4 (&w)[ROWS], int64_t kc, bool guard) {
       float4 x[NC];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        const float *src = p.B + (int64_t)c * p.ldb + kc;
-        if (!guard) x[c] = as_f4(ld_x16(src, c < p.n));
-        else x[c] = c < p.n ? ldf_guard4(src, p.k - kc) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
+      load_x(x, kc, guard);
 #pragma unroll
       for (int r = 0; r < ROWS; ++r)
 #pragma unroll
@@ -585,12 +590,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     };
     auto fma_step = [&](float (&sum)[V], const float4 (&w)[4], int64_t k0, bool guard) {
       float4 x[NC];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        const float *src = p.B + (int64_t)c * p.ldb + k0;
-        if (!guard) x[c] = as_f4(ld_x16(src, c < p.n));
-        else x[c] = c < p.n ? ldf_guard4(src, p.k - k0) : make_float4(0.f, 0.f, 0.f, 0.f);
-      }
+      load_x(x, k0, guard);
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll

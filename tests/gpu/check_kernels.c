@@ -569,21 +569,31 @@ static void layouts_and_scalars(cublasHandle_t h, cublasLtHandle_t lt, const gs_
     }
 }
 
+/* p through cuBLASLt: D apart (C NaN) and on C, with the BIAS epilogue
+ * where v takes it; labels start with `prefix`. */
+static void lt_cases(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const char *prefix)
+{
+  char apart[80], on[80];
+  snprintf(apart, sizeof apart, "%scuBLASLt, D apart, C NaN", prefix);
+  snprintf(on, sizeof on, "%scuBLASLt", prefix);
+  spec plain = { .alpha = 1.0f, .beta = 0.0f, .lt = 1 };
+  check_call(h, lt, p, &plain, apart);
+  spec on_c = { .alpha = 0.75f, .beta = 0.5f, .lt = 1, .d_is_c = 1 };
+  check_call(h, lt, p, &on_c, on);
+  if (p->v->epilogues & GS_EPI_BIAS) {
+    spec bias = { .alpha = 1.0f, .beta = 0.0f, .lt = 1, .bias = 1 };
+    check_call(h, lt, p, &bias, apart);
+    spec bias_c = { .alpha = -1.0f, .beta = 0.25f, .lt = 1, .bias = 1, .d_is_c = 1 };
+    check_call(h, lt, p, &bias_c, on);
+  }
+}
+
 static void lt_epilogues(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   int ta = 1, tb = 0;   /* TN, nn.Linear's layout, when the kernel takes it */
   if (!takes(v, ta, tb)) first_layout(v, &ta, &tb);
   problem p = base(v, ta, tb, 0);
-  spec plain = { .alpha = 1.0f, .beta = 0.0f, .lt = 1 };
-  check_call(h, lt, &p, &plain, "cuBLASLt, D apart, C NaN");
-  spec on_c = { .alpha = 0.75f, .beta = 0.5f, .lt = 1, .d_is_c = 1 };
-  check_call(h, lt, &p, &on_c, "cuBLASLt");
-  if (v->epilogues & GS_EPI_BIAS) {
-    spec bias = { .alpha = 1.0f, .beta = 0.0f, .lt = 1, .bias = 1 };
-    check_call(h, lt, &p, &bias, "cuBLASLt, D apart, C NaN");
-    spec bias_c = { .alpha = -1.0f, .beta = 0.25f, .lt = 1, .bias = 1, .d_is_c = 1 };
-    check_call(h, lt, &p, &bias_c, "cuBLASLt");
-  }
+  lt_cases(h, lt, &p, "");
   release(&p);
 }
 
@@ -640,21 +650,27 @@ static void streams_and_capture(cublasHandle_t h, cublasLtHandle_t lt, const gs_
   release(&p);
 }
 
+/* p's call twice, served by ours: the same bytes (verdict `what`). */
+static void rerun_identical(cublasHandle_t h, cublasLtHandle_t lt, problem *p, const char *what)
+{
+  spec s = { .alpha = 1.0f, .beta = 0.5f };
+  size_t bytes = n_c(p) * esize(p->type);
+  unsigned char *x = malloc(bytes), *y = malloc(bytes);
+  int ok = call_ours(h, lt, p, &s);
+  CU(cudaMemcpy(x, p->C, bytes, cudaMemcpyDeviceToHost));
+  ok &= call_ours(h, lt, p, &s);
+  CU(cudaMemcpy(y, p->C, bytes, cudaMemcpyDeviceToHost));
+  verdict(p->v->name, what, ok && !memcmp(x, y, bytes), 0, 0);
+  free(x); free(y);
+}
+
 /* The same call twice: the same bytes. */
 static void reruns(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
 {
   int ta, tb;
   first_layout(v, &ta, &tb);
   problem p = make(v, ta, tb, 4 * m_unit(v), n_of(v, 2), 16 * k_unit(v), 0);
-  spec s = { .alpha = 1.0f, .beta = 0.5f };
-  size_t bytes = n_c(&p) * esize(p.type);
-  unsigned char *x = malloc(bytes), *y = malloc(bytes);
-  int ok = call_ours(h, lt, &p, &s);
-  CU(cudaMemcpy(x, p.C, bytes, cudaMemcpyDeviceToHost));
-  ok &= call_ours(h, lt, &p, &s);
-  CU(cudaMemcpy(y, p.C, bytes, cudaMemcpyDeviceToHost));
-  verdict(v->name, "rerun: bit-identical", ok && !memcmp(x, y, bytes), 0, 0);
-  free(x); free(y);
+  rerun_identical(h, lt, &p, "rerun: bit-identical");
   release(&p);
 }
 
@@ -1098,28 +1114,12 @@ static void few_rows(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
       }
     spec dev = { .alpha = -1.0f, .beta = 0.7f, .dev_scalars = 1 };
     check_call(h, lt, &p, &dev, "few rows, device scalars");
-    spec apart = { .alpha = 1.0f, .beta = 0.0f, .lt = 1 };
-    check_call(h, lt, &p, &apart, "few rows, cuBLASLt, D apart, C NaN");
-    spec on_c = { .alpha = 0.75f, .beta = 0.5f, .lt = 1, .d_is_c = 1 };
-    check_call(h, lt, &p, &on_c, "few rows, cuBLASLt");
-    if (v->epilogues & GS_EPI_BIAS) {
-      spec bias = { .alpha = 1.0f, .beta = 0.0f, .lt = 1, .bias = 1 };
-      check_call(h, lt, &p, &bias, "few rows, cuBLASLt, D apart, C NaN");
-      spec bias_c = { .alpha = -1.0f, .beta = 0.25f, .lt = 1, .bias = 1, .d_is_c = 1 };
-      check_call(h, lt, &p, &bias_c, "few rows, cuBLASLt");
-    }
-    spec s = { .alpha = 1.0f, .beta = 0.5f };
-    size_t bytes = n_c(&p) * esize(p.type);
-    unsigned char *x = malloc(bytes), *y = malloc(bytes);
-    int ok = call_ours(h, lt, &p, &s);
-    CU(cudaMemcpy(x, p.C, bytes, cudaMemcpyDeviceToHost));
-    ok &= call_ours(h, lt, &p, &s);
-    CU(cudaMemcpy(y, p.C, bytes, cudaMemcpyDeviceToHost));
+    lt_cases(h, lt, &p, "few rows, ");
     char what[80];
     snprintf(what, sizeof what, "few rows %s: rerun bit-identical", lay_name(ta, tb));
-    verdict(v->name, what, ok && !memcmp(x, y, bytes), 0, 0);
-    free(x); free(y);
+    rerun_identical(h, lt, &p, what);
     release(&p);
+    spec s = { .alpha = 1.0f, .beta = 0.5f };
     problem q = make(v, ta, tb, m, 4 * n, 2 * k, 3 * ld_align(v));
     check_call(h, lt, &q, &s, "few rows, sub-matrix view");
     release(&q);
