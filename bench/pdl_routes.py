@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Route-table rows with launch `pdl` for a decode kernel, from two
-gemmshim-bench runs after a producer (--after-producer --fixed-bc, the
+gemmshim-bench runs (two or more) after a producer (--after-producer --fixed-bc, the
 kernel launched with programmatic dependent launch: the CSVs' launch column
 must say pdl), beside the plain rows a table already has for that kernel.
 
-A measured shape is a win where both runs measured at least 1.02x cuBLAS;
-a token count between two measured ones wins only where both do. The
+A measured shape is a win where every run measured at least 1.02x
+cuBLAS; a token count between two measured ones wins only where both do. The
 tokens are n; where n > m (few rows: the weight as op(B), as the bench
 takes it), m. The rows printed:
-- the kernel, exact, for each measured winning n (time: the slower run's,
-  ratio: the lower), and ranged over each run of winning n (the least
+- the kernel, exact, for each measured winning n (time: the slowest run's,
+  ratio: the lowest), and ranged over each run of winning n (the least
   ratio in it);
 - `cublas` (ratio 1) where the plain rows route a shape that loses here
   (exact for the measured n, ranged over the run), so that with PDL on
@@ -129,18 +129,19 @@ def main():
             if len(fld) >= 15 and not text.startswith(("Validator,", "entry,")) and fld[-1] != "pdl":
                 print(text if fld[-1] == "plain" else text + ",plain")
         return
-    if not a.kernel or not a.dtype or len(a.runs) != 2:
-        p.error("--kernel, --dtype and two runs are needed")
-    r1, r2 = read_run(a.runs[0]), read_run(a.runs[1])
-    if set(r1) != set(r2):
-        sys.exit("the two runs measured different shapes")
+    if not a.kernel or not a.dtype or len(a.runs) < 2:
+        p.error("--kernel, --dtype and two or more runs are needed")
+    runs = [read_run(path) for path in a.runs]
+    r1 = runs[0]
+    if any(set(r) != set(r1) for r in runs[1:]):
+        sys.exit("the runs measured different shapes")
     plain = plain_rows(a.plain, a.kernel, a.dtype, a.gpu)
     prefix = f"*,{a.dtype},{a.dtype},{a.dtype},{a.compute}"
     weights = sorted({w[:4] for w in r1}, key=lambda w: (w[1], w[2] * w[3], w[2], w[0]))
     for lay, few, rows, k in weights:
         w = (lay, few, rows, k)
         measured = sorted(t for *w2, t in r1 if tuple(w2) == w)
-        win = {n: min(r1[w + (n,)][0], r2[w + (n,)][0]) >= MIN_RATIO for n in measured}
+        win = {n: min(r[w + (n,)][0] for r in runs) >= MIN_RATIO for n in measured}
         verdict = {}
         for n in range(1, N_MAX + 1):
             if n in win:
@@ -150,9 +151,9 @@ def main():
                 hi = min([x for x in measured if x > n], default=None)
                 verdict[n] = lo is not None and hi is not None and win[lo] and win[hi]
         def ratio(n):
-            return min(r1[w + (n,)][0], r2[w + (n,)][0])
+            return min(r[w + (n,)][0] for r in runs)
         def time(n):
-            return max(r1[w + (n,)][1], r2[w + (n,)][1])
+            return max(r[w + (n,)][1] for r in runs)
         def row(tok, route, t, r):
             m, n = mn(few, rows, tok)
             print(f"{prefix},{lay},*,{m},{n},{k},1,*,{route},{t},{r},pdl")

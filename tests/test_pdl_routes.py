@@ -136,6 +136,41 @@ def main():
         expect(f"{pre},TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in rows,
                "few columns unchanged beside few rows")
 
+        # more than two runs: a win needs every run; times and ratios are
+        # the worst of all. A third run losing 1024x2 TN splits its range.
+        write_run(os.path.join(d, "r1.csv"), 0)
+        write_run(os.path.join(d, "r2.csv"), 1)
+        with open(os.path.join(d, "plain.c"), "w") as f:
+            f.write(PLAIN)
+        with open(os.path.join(d, "r1.csv")) as f:
+            third = [l if not l.startswith("1024,2,4096,TN,") else "1024,2,4096,TN,1,1,1.01,40,40,pdl\n"
+                     for l in f]
+        third = [l if not l.startswith("1024,1,4096,TN,") else "1024,1,4096,TN,1,1,1.25,30,37,pdl\n"
+                 for l in third]
+        with open(os.path.join(d, "r3.csv"), "w") as f:
+            f.writelines(third)
+        p = run_tool(d, os.path.join(d, "r3.csv"))
+        expect(p.returncode == 0, f"three runs: exit {p.returncode}: {p.stderr}")
+        rows = set(p.stdout.split())
+        expect(f"{pre},TN,*,1024,1,4096,1,*,gemm_decode_bf16,30.00,1.2500,pdl" in rows,
+               "three runs: the slowest time, the lowest ratio")
+        expect(not any(r.startswith(f"{pre},TN,*,1024,2,") and "gemm_decode" in r for r in rows)
+               and f"{pre},TN,*,1024,2,4096,1,*,cublas,-,1,pdl" in rows,
+               "three runs: 1024x2 TN lost in one, cuBLAS's (the plain rows route it)")
+        expect(f"{pre},TN,*,1024,4-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in rows
+               and f"{pre},TN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" not in rows,
+               "three runs: the range split at the loss")
+        expect(f"{pre},NN,*,1024,1-8,4096,1,*,gemm_decode_bf16,-,1.2800,pdl" in rows,
+               "three runs: NN unchanged")
+        p = subprocess.run([sys.executable, TOOL, "--kernel", "gemm_decode_bf16", "--dtype", "bf16",
+                            "--plain", os.path.join(d, "plain.c"), os.path.join(d, "r1.csv")],
+                           capture_output=True, text=True)
+        expect(p.returncode != 0, "one run alone refused")
+        with open(os.path.join(d, "r3.csv"), "w") as f:
+            f.writelines(third[:-1])
+        p = run_tool(d, os.path.join(d, "r3.csv"))
+        expect(p.returncode != 0 and "different shapes" in p.stderr, "runs of different shapes refused")
+
         # a run launched plainly is not one to write pdl rows from
         write_run(os.path.join(d, "r2.csv"), 1, launch="plain")
         p = run_tool(d)
