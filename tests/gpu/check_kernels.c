@@ -36,6 +36,7 @@
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1092,6 +1093,46 @@ static void refusals(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
   }
 }
 
+/* C, D and the bias one element past their allocations' starts (the room
+ * dev_alloc leaves), so off 16 bytes; by -1 undoes it. */
+static void shift_outputs(problem *p, int by)
+{
+  p->C = (char *)p->C + by * (ptrdiff_t)esize(p->type);
+  p->D = (char *)p->D + by * (ptrdiff_t)esize(p->type);
+  p->bias = (char *)p->bias + by * (ptrdiff_t)esize(p->v->bias_type);
+}
+
+/* p with its outputs off 16 bytes: a kernel whose outputs need only their
+ * element's alignment serves it (the BLAS entry, and cuBLASLt with D apart,
+ * on C and with the bias); any other leaves it to cuBLAS (`alignment`). */
+static void outputs_off_alignment(cublasHandle_t h, cublasLtHandle_t lt, problem *p,
+                                  const char *prefix)
+{
+  const gs_variant *v = p->v;
+  const int out = v->out_align_bytes ? v->out_align_bytes : v->align_bytes;
+  char label[80], lt_prefix[96];
+  snprintf(label, sizeof label, "%sC, D, bias one element off", prefix);
+  snprintf(lt_prefix, sizeof lt_prefix, "%s, ", label);
+  spec s = { .alpha = 1.0f, .beta = 0.5f };
+  shift_outputs(p, 1);
+  if (out <= (int)esize(p->type)) {
+    check_call(h, lt, p, &s, label);
+    lt_cases(h, lt, p, lt_prefix);
+  } else {
+    check_forwarded(h, lt, p, &s, GS_R_ALIGNMENT, label);
+  }
+  shift_outputs(p, -1);
+}
+
+static void outputs_off(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
+{
+  int ta = 1, tb = 0;
+  if (!takes(v, ta, tb)) first_layout(v, &ta, &tb);
+  problem p = base(v, ta, tb, 0);
+  outputs_off_alignment(h, lt, &p, "");
+  release(&p);
+}
+
 /* Few rows (a column-major caller's x^T W: the weight as op(B), computed
  * as the transpose), in each layout v takes so: alpha and beta, device
  * scalars, cuBLASLt with D apart (C NaN) and on C, the BIAS epilogue (m
@@ -1115,6 +1156,7 @@ static void few_rows(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
     spec dev = { .alpha = -1.0f, .beta = 0.7f, .dev_scalars = 1 };
     check_call(h, lt, &p, &dev, "few rows, device scalars");
     lt_cases(h, lt, &p, "few rows, ");
+    outputs_off_alignment(h, lt, &p, "few rows, ");
     char what[80];
     snprintf(what, sizeof what, "few rows %s: rerun bit-identical", lay_name(ta, tb));
     rerun_identical(h, lt, &p, what);
@@ -1543,6 +1585,7 @@ static void *run_battery(void *arg)
   for (int l = 0; l < 4; l++)
     if ((v->layouts >> l) & 1) non_finite(h, lt, v, l & 1, l >> 1);
   refusals(h, lt, v);
+  outputs_off(h, lt, v);
   huge(h, lt, v);
   graphs_on_two_streams(h, lt, v);
   if (v->n_max) every_n(h, lt, v, 0);
