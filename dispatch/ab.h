@@ -69,6 +69,16 @@ int gs_scratch_layout_of(const gs_gemm *g, size_t partial_bytes, int cublas_writ
  * GEMMSHIM_AB_SCRATCH_MB = mb. */
 int gs_ab_fits(size_t need, long mb);
 
+/* How long A/B mode holds the stream before a pair (kernels/hold.h), so
+ * that both paths are queued before the GPU reaches them and each is timed
+ * on the GPU alone, not from an idle GPU waiting on the host (a program
+ * whose GPU waits on its host, and A/B mode's own wait before every pair,
+ * would add the host's queueing of the first path to its time): the first
+ * pair's hold, then, from the host time the last pair took to queue
+ * (queued_us), several times that plus a margin, within bounds. */
+#define GS_AB_HOLD_FIRST_US 200.0
+double gs_ab_next_hold_us(double queued_us);
+
 /* What a first-use self-check's comparison (ours against cuBLAS's result)
  * says with tolerance tol. A kernel holding FP64's Inf/NaN pattern
  * (gs_variant.nonfinite_as_fp64) differs from cuBLAS only where cuBLAS's

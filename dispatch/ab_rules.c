@@ -65,6 +65,16 @@ int gs_ab_fits(size_t need, long mb)
   return need > 0 && mb > 0 && need <= ((size_t)mb << 20);
 }
 
+double gs_ab_next_hold_us(double queued_us)
+{
+  /* a host preempted now and then still fits, a hold never stalls a
+   * program for long (A/B mode waits on every pair anyway) */
+  const double lo = 50.0, hi = 5000.0;
+  if (!(queued_us > 0)) return GS_AB_HOLD_FIRST_US;
+  double us = 4.0 * queued_us + 50.0;
+  return us < lo ? lo : us > hi ? hi : us;
+}
+
 gs_selfcheck_verdict gs_selfcheck_judge(const gs_compare_result *c, double tol,
                                         int nonfinite_as_fp64)
 {

@@ -71,6 +71,8 @@ typedef struct gs_ctx {
   pthread_mutex_t ab_lock;
   void *ab_event[4];   /* cudaEvent_t: start and end of each path */
   int ab_events;       /* 0 not made yet, 1 made, -1 could not be made */
+  double ab_hold_us;   /* how long the next pair's stream is held
+                          (gs_ab_next_hold_us; 0: none measured yet) */
 } gs_ctx;
 
 /* The state of a context, made on first sight (never freed: a thread may

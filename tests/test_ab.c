@@ -217,6 +217,25 @@ static void test_row_format(void **s)
   assert_non_null(strstr(row, ",inf,inf,nan,0"));
 }
 
+/* The hold before a pair: the first one fixed; then several times the
+ * host's last queueing time plus a margin, so a pair queued a little
+ * slower than the last is still covered; within bounds either way. */
+static void test_hold(void **s)
+{
+  (void)s;
+  assert_true(gs_ab_next_hold_us(0) == GS_AB_HOLD_FIRST_US);       /* nothing measured */
+  assert_true(gs_ab_next_hold_us(-1) == GS_AB_HOLD_FIRST_US);
+  assert_true(gs_ab_next_hold_us(NAN) == GS_AB_HOLD_FIRST_US);
+  for (double q = 0.5; q < 2000; q *= 1.7) {
+    double h = gs_ab_next_hold_us(q);
+    assert_true(h >= 50.0 && h <= 5000.0);
+    if (q < 1000) assert_true(h >= 3.0 * q + 40.0);   /* covers a pair 3x slower */
+  }
+  assert_true(gs_ab_next_hold_us(1) <= 60.0);   /* a fast host holds little */
+  assert_true(gs_ab_next_hold_us(1e6) == 5000.0);
+  assert_true(gs_ab_next_hold_us(INFINITY) == 5000.0);
+}
+
 int main(void)
 {
   const struct CMUnitTest tests[] = {
@@ -226,6 +245,7 @@ int main(void)
     cmocka_unit_test(test_scratch_bound),
     cmocka_unit_test(test_selfcheck_verdict),
     cmocka_unit_test(test_row_format),
+    cmocka_unit_test(test_hold),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,6 +110,7 @@
 #include <vector>
 
 #include "config.h"
+#include "hold.h"
 #include "identity.h"
 #include "lt_algo.h"
 #include "lt_run.h"
@@ -364,15 +365,6 @@ static int probe_clock_mhz() {
 }
 
 /* ------------------------------------------------- timing and --roofline */
-/* Holds the stream ~ns nanoseconds, so that the host queues a whole sample
- * while the GPU waits: the sample then times the GPU, not the host's
- * launch rate. */
-__global__ void hold_kernel(long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  while ((long long)(t - t0) < ns);
-}
 /* The launch floor (kWait: launched with programmatic dependent launch, it
  * waits for the previous kernel as a PDL kernel must). */
 template <bool kWait>
@@ -1037,9 +1029,11 @@ static Outcome bench_shape(const Bench &b, const Problem &p, int iters, int warm
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
   CK(cudaEventCreate(&e1));
+  /* the stream held while the host queues a whole sample (kernels/hold.h):
+   * the sample then times the GPU, not the host's launch rate */
   auto hold = [](double us) {
-    hold_kernel<<<1, 1>>>((long long)(std::min(us, 1e5) * 1e3));
-    CKL();
+    int e = gs_hold_stream(0, us);
+    if (e) die("hold: %s\n", cudaGetErrorString((cudaError_t)e));
   };
   /* the hold that covers the host's queueing of n calls of host_us each
    * (--long-hold: a wider margin, to see whether a side's time depends on
