@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Route-table rows with launch `pdl` for a decode kernel, from two
-gemmshim-bench runs (two or more) after a producer (--after-producer --fixed-bc, the
+"""Route-table rows with launch `pdl` for a decode kernel, from two or
+more gemmshim-bench runs after a producer (--after-producer --fixed-bc, the
 kernel launched with programmatic dependent launch: the CSVs' launch column
 must say pdl), beside the plain rows a table already has for that kernel.
 

@@ -10,7 +10,10 @@ the benchmark with inputs rotated past the L2 and cuBLAS called by the
 benchmark's own handle may meet other conditions here).
 
   torch_gemm_calls.py --shapes FILE [--calls 50] [--reps 9]
-FILE: lines "m n k LAYOUT [bf16|f16|f32]" ('#' comments). Prints CSV:
+FILE: lines "m n k LAYOUT [bf16|f16|f32]" ('#' comments). A transposed
+operand with a dimension of 1 is refused: PyTorch passes such a view as
+not transposed, so the call would not have the layout asked for (check
+the shim's log for what arrived). Prints CSV:
 m,n,k,layout,dtype,us_per_call (GPU time between the events, median of
 REPS batches of CALLS calls), us_min, us_max, host_us_per_call (the host's
 time to enqueue a batch, median: what a host-bound program pays per call;
@@ -43,6 +46,8 @@ def main():
     p.add_argument("--reps", type=int, default=9)
     a = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
+    if hasattr(torch.backends.cuda, "preferred_blas_library"):
+        torch.backends.cuda.preferred_blas_library("cublas")   # the BLAS entry, not cuBLASLt
     shapes = []
     for line in open(a.shapes):
         f = line.split("#")[0].split()
@@ -50,7 +55,11 @@ def main():
             continue
         if len(f) < 4 or f[3] not in ("NN", "NT", "TN", "TT") or (len(f) > 4 and f[4] not in DTYPES):
             sys.exit(f"{a.shapes}: not 'm n k LAYOUT [dtype]': {line.strip()}")
-        shapes.append((int(f[0]), int(f[1]), int(f[2]), f[3], f[4] if len(f) > 4 else "bf16"))
+        m, n, k = int(f[0]), int(f[1]), int(f[2])
+        if (f[3][0] == "T" and 1 in (m, k)) or (f[3][1] == "T" and 1 in (n, k)):
+            sys.exit(f"{a.shapes}: {line.strip()}: a transposed operand with a dimension of 1 "
+                     "reaches cuBLAS as not transposed")
+        shapes.append((m, n, k, f[3], f[4] if len(f) > 4 else "bf16"))
     print("m,n,k,layout,dtype,us_per_call,us_min,us_max,host_us_per_call")
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for m, n, k, layout, dt in shapes:

@@ -7,8 +7,9 @@
  * place there. The order of the two paths alternates, so neither always
  * finds a warm L2. Both are queued behind a short hold of the stream, so
  * each is timed on the GPU alone, not from an idle GPU waiting on the
- * host. Timing uses events on the caller's stream and a host wait: this is the one place where the shim waits inside a call, and only
- * because the user asked for measurements. Nothing here runs while the
+ * host. Timing uses events on the caller's stream and a host wait: this
+ * is the one place where the shim waits inside a call, and only because
+ * the user asked for measurements. Nothing here runs while the
  * stream is capturing, and what could disturb another thread's capture
  * (allocation, waits) runs in relaxed capture mode. */
 #include "ab.h"
@@ -179,7 +180,7 @@ static outcome run_both(gs_gemm *g, const gs_decision *d, const gs_kernel_args *
   /* the stream held while both paths are queued (gs_ab_next_hold_us) */
   const double hold_us = ctx->ab_hold_us > 0 ? ctx->ab_hold_us : GS_AB_HOLD_FIRST_US;
   const double t0 = monotonic_us();
-  const int held = gs_hold_stream(s, hold_us) == 0;
+  const int hold_err = gs_hold_stream(s, hold_us);
   for (int step = 0; step < 2; step++) {
     int ours_now = (step == 0) == ours_first;
     int to_caller = ours_now == ours_serves;
@@ -216,13 +217,24 @@ static outcome run_both(gs_gemm *g, const gs_decision *d, const gs_kernel_args *
   }
   const double queued_us = monotonic_us() - t0;
   ctx->ab_hold_us = gs_ab_next_hold_us(queued_us);
-  if (!held || queued_us > hold_us) {
+  /* the GPU's own word on it: the first path's start already passed when
+   * the host had queued both, so the hold ended first (the host was slow,
+   * or a path waited on the GPU) */
+  cudaError_t first = cudaEventQuery((cudaEvent_t)ctx->ab_event[ours_first ? 0 : 2]);
+  if (first != cudaSuccess) (void)cudaGetLastError();   /* not ready: held */
+  if (hold_err || first == cudaSuccess) {
     static atomic_int said;
-    if (!atomic_exchange(&said, 1))
-      fprintf(stderr, "gemmshim: A/B: %s; that pair's times may include the host's "
-                      "queueing (said once)\n",
-              held ? "the host took longer to queue a pair than the stream was held"
-                   : "the stream could not be held");
+    if (!atomic_exchange(&said, 1)) {
+      if (hold_err)
+        fprintf(stderr, "gemmshim: A/B: the stream could not be held (%s); pairs are timed "
+                        "unheld, their times may include the host's queueing (said once)\n",
+                cudaGetErrorString((cudaError_t)hold_err));
+      else
+        fprintf(stderr, "gemmshim: A/B: the GPU reached a pair before the host had queued it "
+                        "(%.0f us to queue, %.0f us held); such a pair's times may include "
+                        "the host's queueing (said once)\n",
+                queued_us, hold_us);
+    }
   }
   return o;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "../kernels/compare.h"
+#include "../kernels/hold.h"
 #include "gpu.h"
 #include "health.h"
 #include "lt_run.h"
@@ -32,6 +33,8 @@ static void *load_all(void *arg)
       if (v->preload && v->preload() != 0) why = "a kernel failed to load";
     }
     if (!why && gs_compare_preload() != 0) why = "the compare kernels failed to load";
+    /* A/B mode's hold: without it A/B times pairs unheld and says so */
+    if (!why) (void)gs_hold_preload();
     gs_gpu_pop();
   }
   if (why)

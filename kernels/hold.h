@@ -11,8 +11,13 @@
 extern "C" {
 #endif
 
+/* Load the hold kernel into the current context (CUDA loads kernels
+ * lazily, and a load may wait for the whole device): 0 on success. */
+int gs_hold_preload(void);
+
 /* One thread spinning on the GPU's clock for `us` microseconds (at most
- * 100 ms) on stream s. 0 when launched; else the launch's error, cleared. */
+ * 100 ms) on stream s. 0 when launched; else the launch's error
+ * (cudaError_t), cleared. */
 int gs_hold_stream(cudaStream_t s, double us);
 
 #ifdef __cplusplus

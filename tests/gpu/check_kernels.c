@@ -1093,18 +1093,28 @@ static void refusals(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
   }
 }
 
-/* C, D and the bias one element past their allocations' starts (the room
- * dev_alloc leaves), so off 16 bytes; by -1 undoes it. */
-static void shift_outputs(problem *p, int by)
+/* Which outputs shift_outputs moves. */
+enum { SHIFT_C = 1, SHIFT_D = 2, SHIFT_BIAS = 4, SHIFT_ALL = 7 };
+
+/* The outputs in `which` one element past their allocations' starts (the
+ * room dev_alloc leaves), so off 16 bytes; by -1 undoes it. C and D are
+ * written afresh by every call (reset); the bias is uploaded again where
+ * it now starts, so the kernels read the values the reference adds. */
+static void shift_outputs(problem *p, int which, int by)
 {
-  p->C = (char *)p->C + by * (ptrdiff_t)esize(p->type);
-  p->D = (char *)p->D + by * (ptrdiff_t)esize(p->type);
-  p->bias = (char *)p->bias + by * (ptrdiff_t)esize(p->v->bias_type);
+  if (which & SHIFT_C) p->C = (char *)p->C + by * (ptrdiff_t)esize(p->type);
+  if (which & SHIFT_D) p->D = (char *)p->D + by * (ptrdiff_t)esize(p->type);
+  if (which & SHIFT_BIAS) {
+    p->bias = (char *)p->bias + by * (ptrdiff_t)esize(p->v->bias_type);
+    upload(p->v->bias_type, p->bias, p->hbias, (size_t)p->m);
+  }
 }
 
 /* p with its outputs off 16 bytes: a kernel whose outputs need only their
  * element's alignment serves it (the BLAS entry, and cuBLASLt with D apart,
- * on C and with the bias); any other leaves it to cuBLAS (`alignment`). */
+ * on C and with the bias); any other leaves it to cuBLAS (`alignment`):
+ * C off through the BLAS entry, D alone off and the bias alone off
+ * through cuBLASLt. */
 static void outputs_off_alignment(cublasHandle_t h, cublasLtHandle_t lt, problem *p,
                                   const char *prefix)
 {
@@ -1114,14 +1124,28 @@ static void outputs_off_alignment(cublasHandle_t h, cublasLtHandle_t lt, problem
   snprintf(label, sizeof label, "%sC, D, bias one element off", prefix);
   snprintf(lt_prefix, sizeof lt_prefix, "%s, ", label);
   spec s = { .alpha = 1.0f, .beta = 0.5f };
-  shift_outputs(p, 1);
   if (out <= (int)esize(p->type)) {
+    shift_outputs(p, SHIFT_ALL, 1);
     check_call(h, lt, p, &s, label);
     lt_cases(h, lt, p, lt_prefix);
-  } else {
-    check_forwarded(h, lt, p, &s, GS_R_ALIGNMENT, label);
+    shift_outputs(p, SHIFT_ALL, -1);
+    return;
   }
-  shift_outputs(p, -1);
+  shift_outputs(p, SHIFT_C, 1);
+  check_forwarded(h, lt, p, &s, GS_R_ALIGNMENT, label);
+  shift_outputs(p, SHIFT_C, -1);
+  snprintf(label, sizeof label, "%scuBLASLt, D alone one element off", prefix);
+  spec d_apart = { .alpha = 1.0f, .beta = 0.5f, .lt = 1 };
+  shift_outputs(p, SHIFT_D, 1);
+  check_forwarded(h, lt, p, &d_apart, GS_R_ALIGNMENT, label);
+  shift_outputs(p, SHIFT_D, -1);
+  if (v->epilogues & GS_EPI_BIAS) {
+    snprintf(label, sizeof label, "%scuBLASLt, the bias alone one element off", prefix);
+    spec bias = { .alpha = 1.0f, .beta = 0.0f, .lt = 1, .bias = 1 };
+    shift_outputs(p, SHIFT_BIAS, 1);
+    check_forwarded(h, lt, p, &bias, GS_R_ALIGNMENT, label);
+    shift_outputs(p, SHIFT_BIAS, -1);
+  }
 }
 
 static void outputs_off(cublasHandle_t h, cublasLtHandle_t lt, const gs_variant *v)
