@@ -19,6 +19,7 @@
 #include <cublas_api.h>
 #include <library_types.h>
 
+#include "../dispatch/ab.h"
 #include "../dispatch/config.h"
 #include "../dispatch/context.h"
 #include "../dispatch/dispatch.h"
@@ -1015,6 +1016,42 @@ static void test_refusal_in_ab_mode_affects_that_call_only(void **s)
   assert_true(c_is(&p, 1));
 }
 
+/* A/B mode holds the stream before each compared pair (kernels/hold.h),
+ * so both paths are queued before the GPU reaches them: one hold a pair,
+ * the first 200 us, later ones sized from the host's queueing time (on
+ * this fake, microseconds: the least hold); a hold that cannot launch
+ * leaves the pair compared and the call served. */
+static void test_ab_holds_the_stream_before_each_pair(void **s)
+{
+  (void)s;
+  setenv("GEMMSHIM_AB", "1", 1);
+  gs_config_reload();
+  problem p;
+  make_problem(&p, 1.0f, 0.5f);
+  const int before = fake_holds;
+  until_served(&p);            /* the self-check (no hold), then a pair */
+  assert_int_equal(fake_holds, before + 1);
+  assert_true(fake_hold_last_us == GS_AB_HOLD_FIRST_US);
+  gs_decision d;
+  for (int i = 0; i < 3; i++) {
+    memcpy(p.C, p.h_C0, sizeof p.h_C0);
+    assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+    fake_cuda_run();
+    assert_int_equal(d.reason, GS_R_AB_COMPARED);
+    assert_true(c_is(&p, 1));
+  }
+  assert_int_equal(fake_holds, before + 4);
+  assert_true(fake_hold_last_us >= 50.0 && fake_hold_last_us < GS_AB_HOLD_FIRST_US);
+  fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);   /* the hold's */
+  memcpy(p.C, p.h_C0, sizeof p.h_C0);
+  assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
+  fake_cuda_run();
+  assert_int_equal(d.reason, GS_R_AB_COMPARED);
+  assert_true(c_is(&p, 1));
+  assert_int_equal(fake_holds, before + 4);
+  assert_true(gs_variant_usable(&f32_variant, d.ctx));
+}
+
 static void test_ab_failure_after_enqueue_into_c_never_runs_cublas_there(void **s)
 {
   (void)s;
@@ -1559,6 +1596,7 @@ int main(void)
     cmocka_unit_test_setup(test_a_packed_batch_is_checked_and_compared_whole, setup),
     cmocka_unit_test_setup(test_a_batch_wrong_on_its_last_item_fails_the_check, setup),
     cmocka_unit_test_setup(test_refusal_in_ab_mode_affects_that_call_only, setup),
+    cmocka_unit_test_setup(test_ab_holds_the_stream_before_each_pair, setup),
     cmocka_unit_test_setup(test_ab_failure_after_enqueue_into_c_never_runs_cublas_there, setup),
     cmocka_unit_test_setup(test_ab_shadow_gives_cublas_bits_and_scratch_goes_back, setup),
     cmocka_unit_test_setup(test_forked_child_writes_its_own_ab_log, setup),

@@ -1,6 +1,6 @@
 /* A stand-in for kernels/compare.cu on the fake GPU (fake_cudart.h): the
  * same comparison, queued on the stream and run on the host; and for
- * kernels/hold.cu, whose hold only shapes timing: nothing to do. */
+ * kernels/hold.cu: a hold queued as a kernel that does nothing, counted. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -89,9 +89,19 @@ int gs_compare(gs_compare_type type, const void *x, int64_t ldx, const void *ref
 
 int gs_hold_preload(void) { return 0; }
 
+int fake_holds;
+double fake_hold_last_us;
+
+static void hold(void *arg) { (void)arg; }
+
 int gs_hold_stream(cudaStream_t s, double us)
 {
-  (void)s;
-  (void)us;
+  if (!(us > 0)) return 0;
+  cudaError_t e = fake_launch(s, hold, &us, sizeof us, NULL, 0);
+  (void)cudaGetLastError();
+  if (e != cudaSuccess) return (int)e;
+  /* calls may come from several threads */
+  __atomic_fetch_add(&fake_holds, 1, __ATOMIC_RELAXED);
+  __atomic_store(&fake_hold_last_us, &us, __ATOMIC_RELAXED);
   return 0;
 }

@@ -86,6 +86,11 @@ typedef void (*fake_work_fn)(void *arg);
 cudaError_t fake_launch(cudaStream_t s, fake_work_fn fn, const void *arg, size_t arg_size,
                         const void *const *touches, int n_touches);
 
+/* kernels/hold.cu's stand-in (fake_compare.c): holds launched, and the
+ * last one's length in microseconds. */
+extern int fake_holds;
+extern double fake_hold_last_us;
+
 /* Whether p is inside memory some live context owns. */
 int fake_cuda_is_live(const void *p);
 
