@@ -67,12 +67,13 @@ int gs_ab_fits(size_t need, long mb)
 
 double gs_ab_next_hold_us(double queued_us)
 {
-  /* a host preempted now and then still fits, a hold never stalls a
-   * program for long (A/B mode waits on every pair anyway) */
-  const double lo = 50.0, hi = 5000.0;
+  /* a pair queued a few times slower than the last still fits (50 us at
+   * the least); a hold never stalls a program for long (A/B mode waits on
+   * every pair anyway) */
+  const double most = 5000.0;
   if (!(queued_us > 0)) return GS_AB_HOLD_FIRST_US;
   double us = 4.0 * queued_us + 50.0;
-  return us < lo ? lo : us > hi ? hi : us;
+  return us > most ? most : us;
 }
 
 gs_selfcheck_verdict gs_selfcheck_judge(const gs_compare_result *c, double tol,
