@@ -21,8 +21,9 @@
 #     rows' every m and path, scalars, bias, the 2^31-byte weight), both
 #     16-bit types and FP32 measured twice after a producer on
 #     decode_few_rows*.txt, their pdl rows (table-few-rows.csv),
-#     memcheck. Owed on both GPUs; its rows go into the GPU's built-in
-#     table.
+#     memcheck. Done on an H100 (bench/results/decode-few-rows-h100-
+#     2026-12-06/, four runs of the shipped kernel); owed on the H200,
+#     whose rows then go into h200_routes.
 #   phase 2 (the same machine, right after): a table of this GPU's
 #     validators, the pdl rows from phase 1 and the built-in rows; decode.py
 #     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
