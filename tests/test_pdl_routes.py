@@ -142,11 +142,10 @@ def main():
         write_run(os.path.join(d, "r2.csv"), 1)
         with open(os.path.join(d, "plain.c"), "w") as f:
             f.write(PLAIN)
+        changed = {"1024,1,4096,TN,": "1024,1,4096,TN,1,1,1.25,30,37,pdl\n",
+                   "1024,2,4096,TN,": "1024,2,4096,TN,1,1,1.01,40,40,pdl\n"}
         with open(os.path.join(d, "r1.csv")) as f:
-            third = [l if not l.startswith("1024,2,4096,TN,") else "1024,2,4096,TN,1,1,1.01,40,40,pdl\n"
-                     for l in f]
-        third = [l if not l.startswith("1024,1,4096,TN,") else "1024,1,4096,TN,1,1,1.25,30,37,pdl\n"
-                 for l in third]
+            third = [changed.get(",".join(l.split(",")[:4]) + ",", l) for l in f]
         with open(os.path.join(d, "r3.csv"), "w") as f:
             f.writelines(third)
         p = run_tool(d, os.path.join(d, "r3.csv"))
