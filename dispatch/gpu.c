@@ -136,6 +136,31 @@ const gs_rt_identity *gs_gpu_identity(int dev)
   return &identities[dev].id;
 }
 
+/* Every visible device's name, read once. */
+static struct { int n; char name[GS_MAX_DEVICES][sizeof ((gs_rt_identity *)0)->gpu_name]; } present;
+static pthread_once_t present_once = PTHREAD_ONCE_INIT;
+
+static void read_present(void)
+{
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+  if (n > GS_MAX_DEVICES) n = GS_MAX_DEVICES;
+  for (int d = 0; d < n; d++) {
+    struct cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
+    snprintf(present.name[present.n++], sizeof present.name[0], "%.*s",
+             (int)sizeof present.name[0] - 1, p.name);
+  }
+  (void)cudaGetLastError();
+}
+
+int gs_gpu_name_present(const char *gpu_name)
+{
+  pthread_once(&present_once, read_present);
+  for (int d = 0; d < present.n; d++)
+    if (!strcmp(present.name[d], gpu_name)) return 1;
+  return 0;
+}
 
 static int device_info(int dev, gs_gpu_place *out)
 {

@@ -31,6 +31,13 @@ int gs_gpu_place_stream(void *stream, gs_gpu_place *out);
  * reads it from a signal handler. */
 const gs_rt_identity *gs_gpu_identity(int device);
 
+/* Whether a device the shim's runtime can see has this name (the name
+ * gs_gpu_identity reports): a built-in route table counts only in a
+ * process with a GPU of its name. The names are read once, before any call
+ * is placed, and quietly: 0 where the runtime cannot start (placing a call
+ * then says why). */
+int gs_gpu_name_present(const char *gpu_name);
+
 /* The version of the real cuBLAS in use ("13.1.0"), from interpose/ once it
  * has found the library; the first one given is kept. gs_gpu_identity's
  * cublas_version is "": a device may be placed before the library is found

@@ -110,19 +110,30 @@ static void load_all(void)
 }
 
 /* The kernels some row of some table names, found once the tables are
- * loaded. */
+ * loaded. A built-in table counts only where a GPU of its name is present:
+ * the defaults of every GPU are loaded, and one GPU's rows for the route
+ * cublaslt must not cost the others' calls (its table check) or contexts
+ * (a cuBLASLt handle each). */
 static const gs_variant *named[64];
 static size_t n_named;
 
+static int may_apply_here(const candidate *c)
+{
+  return !c->is_default ||
+         (c->t->has[GS_V_GPU_NAME] && gs_gpu_name_present(c->t->value[GS_V_GPU_NAME]));
+}
+
 static void find_named(void)
 {
-  for (size_t c = 0; c < n_cands; c++)
+  for (size_t c = 0; c < n_cands; c++) {
+    if (!may_apply_here(&cands[c])) continue;
     for (size_t i = 0; i < cands[c].t->n_rows; i++) {
       const gs_variant *v = cands[c].t->rows[i].kernel;
       size_t j = 0;
       while (j < n_named && named[j] != v) j++;
       if (v && j == n_named && n_named < sizeof named / sizeof *named) named[n_named++] = v;
     }
+  }
 }
 
 static void load_and_find(void)

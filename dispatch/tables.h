@@ -27,8 +27,9 @@ gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v);
 gs_reason gs_tables_decide(int device, const gs_rt_key *k, const gs_variant *v,
                            const gs_rt_row **row);
 
-/* Whether any table that may apply has a row naming v: a route that only
- * a user's tuned table can give (cublaslt) costs a forwarded call nothing
+/* Whether any table that may apply has a row naming v (a user's table, a
+ * cache file, or the built-in table of a GPU present in this process): a
+ * route that only table rows give (cublaslt) costs a forwarded call nothing
  * more where none does. */
 int gs_tables_name(const gs_variant *v);
 

@@ -1035,8 +1035,33 @@ static void test_lt_algo_unfit_for_a_math_mode_without_reduced_precision(void **
   unlink(path);
 }
 
-/* Where no table names the route cublaslt (the built-in one does not), a
- * call of its class is forwarded with our kernels' reason, at no cost;
+/* A built-in table names the route cublaslt only in a process with a GPU
+ * of its name: on the H200 the fake H100's row costs an FP16 call nothing
+ * (no state read, no placement, our kernels' reason); on a fake H100 the
+ * row routes the call with its algorithm. */
+static void test_a_built_in_cublaslt_row_counts_only_on_its_gpu(void **s)
+{
+  (void)s;
+  gs_gemm g = f16_call(1024);
+  gs_decision d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_DTYPE);
+  assert_null(d.lt_algo);
+  assert_int_equal(state_loads, 0);
+  assert_int_equal(fake_gpu.placements, 0);
+  strcpy(fake_identity.gpu_name, "Fake H100");
+  gs_tables_reset();
+  g = f16_call(1024);
+  d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_ROUTED);
+  assert_ptr_equal(d.variant, &lt_variant);
+  assert_non_null(d.lt_algo);
+  assert_int_equal(d.lt_algo->id, 90);
+  g = f16_call(2048);   /* no row of its own: our kernels' reason */
+  assert_int_equal(gs_route(&g).reason, GS_R_DTYPE);
+}
+
+/* Where no table names the route cublaslt (the built-in one of this GPU
+ * does not), a call of its class is forwarded with our kernels' reason, at no cost;
  * GEMMSHIM_FORCE, which routes a class without a table, gives it no
  * algorithm to run either. */
 static void test_cublaslt_route_unnamed_or_forced_does_not_serve(void **s)
@@ -1104,6 +1129,7 @@ int main(void)
     cmocka_unit_test_setup(test_a_cublaslt_row_routes_a_packed_batch, setup),
     cmocka_unit_test_setup(test_lt_algo_unfit_for_the_workspace, setup),
     cmocka_unit_test_setup(test_lt_algo_unfit_for_a_math_mode_without_reduced_precision, setup),
+    cmocka_unit_test_setup(test_a_built_in_cublaslt_row_counts_only_on_its_gpu, setup),
     cmocka_unit_test_setup(test_cublaslt_route_unnamed_or_forced_does_not_serve, setup),
     cmocka_unit_test_setup(test_reason_names, setup),
   };

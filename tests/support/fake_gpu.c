@@ -1,5 +1,7 @@
 /* A stand-in for dispatch/gpu.c in unit tests: a GPU whose compute
  * capability, SM count and availability the test sets. */
+#include <string.h>
+
 #include "fake_variants.h"
 
 fake_gpu_t fake_gpu = { 1, 0, 9, 0, 132, 0, 0 };
@@ -16,6 +18,12 @@ const gs_rt_identity *gs_gpu_identity(int device)
 {
   if (!fake_identity_known || !fake_gpu.present || device != fake_gpu.device) return NULL;
   return &fake_identity;
+}
+
+/* The one fake device, by fake_identity's name while present. */
+int gs_gpu_name_present(const char *gpu_name)
+{
+  return fake_gpu.present && !strcmp(gpu_name, fake_identity.gpu_name);
 }
 
 int gs_gpu_place_stream(void *stream, gs_gpu_place *out)

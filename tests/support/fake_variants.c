@@ -174,7 +174,8 @@ static const char h200_routes[] =
   "*,bf16,bf16,*,*,*,*,*,*,*,*,*,bf16_test,-,1.5\n";
 
 /* A second built-in table, for a GPU named "Fake H100" (tests set
- * fake_identity.gpu_name): f32_test routed on TT 3072^3 alone. */
+ * fake_identity.gpu_name): f32_test routed on TT 3072^3 alone, and the
+ * route cublaslt (lt_test) on FP16 NN 1024^3 with algorithm 90. */
 static const char fake_h100_routes[] =
   "Validator,gpu_name,Fake H100\n"
   "Validator,compute_capability,9.0\n"
@@ -182,8 +183,10 @@ static const char fake_h100_routes[] =
   "Validator,cublas_version,13.1.0\n"
   "Validator,shim_version," PACKAGE_VERSION "\n"
   "Validator,kernel_table," FAKE_KERNEL_TABLE "\n"
-  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio\n"
-  "gemm,f32,f32,f32,-,TT,-,3072,3072,3072,1,16,f32_test,-,1.5\n";
+  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo\n"
+  "gemm,f32,f32,f32,-,TT,-,3072,3072,3072,1,16,f32_test,-,1.5,-\n"
+  "gemm,f16,f16,f16,32f,NN,-,1024,1024,1024,1,16,lt_test,-,1.5,"
+  "id=90;tile=20;splitk=1;reduction=0;swizzle=0;custom=0;stages=12;inner=0;cluster=0;workspace=0\n";
 
 const char *const gs_default_route_tables[] = { h200_routes, fake_h100_routes };
 const size_t gs_n_default_route_tables = 2;
