@@ -21,10 +21,11 @@ takes it), m. The rows printed:
   pdl_routes.py --kernel gemm_decode_f32 --dtype f32 --compute '*' ...
       (FP32: cublasSgemm_v2 has no compute type, so the rows take any)
   pdl_routes.py --print-plain --plain dispatch/routes.c --gpu "NVIDIA H200"
-      (that table's plain rows, with launch plain)
+      (that table's plain rows, for a header ending in ratio,lt_algo,launch)
 (--plain: a file whose lines hold the table's rows, C string literals
-allowed; only the kernel's rows are read.) The rows printed are for a
-table whose header ends in route,time_us,ratio,launch."""
+allowed, read by the table's own header line (without one: the columns up
+to ratio, then launch); only the kernel's rows are read.) The pdl rows
+printed are for a table whose header ends in route,time_us,ratio,launch."""
 import argparse
 import csv
 import re
@@ -71,16 +72,30 @@ def table_lines(path, gpu=None):
                     yield text
 
 
+COLUMNS = "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio".split(",")
+
+
+def table_rows(path, gpu=None):
+    """The rows of the tables in a file, as dicts by their table's header
+    line (before any header: the columns up to ratio, then launch)."""
+    cols = COLUMNS + ["launch"]
+    for text in table_lines(path, gpu):
+        fld = text.split(",")
+        if text.startswith("entry,"):
+            cols = fld
+        elif not text.startswith("Validator,") and len(fld) >= len(COLUMNS):
+            yield dict(zip(cols, fld))
+
+
 def plain_rows(path, kernel, dtype, gpu=None):
     """(layout, m range, n range, k range) of the rows that route kernel."""
     out = []
-    for text in table_lines(path, gpu):
-        fld = text.split(",")
-        if len(fld) < 15 or fld[1] != dtype or fld[12] != kernel or fld[-1] == "pdl":
+    for r in table_rows(path, gpu):
+        if r["a_type"] != dtype or r["route"] != kernel or r.get("launch") == "pdl":
             continue
-        if float(fld[14]) < MIN_RATIO:
+        if float(r["ratio"]) < MIN_RATIO:
             continue
-        out.append((fld[5], parse_range(fld[7]), parse_range(fld[8]), parse_range(fld[9])))
+        out.append((r["layout"], parse_range(r["m"]), parse_range(r["n"]), parse_range(r["k"])))
     return out
 
 
@@ -124,10 +139,9 @@ def main():
     p.add_argument("runs", nargs="*")
     a = p.parse_args()
     if a.print_plain:
-        for text in table_lines(a.plain, a.gpu):
-            fld = text.split(",")
-            if len(fld) >= 15 and not text.startswith(("Validator,", "entry,")) and fld[-1] != "pdl":
-                print(text if fld[-1] == "plain" else text + ",plain")
+        for r in table_rows(a.plain, a.gpu):
+            if r.get("launch") != "pdl":
+                print(",".join([r[c] for c in COLUMNS] + [r.get("lt_algo") or "-", "plain"]))
         return
     if not a.kernel or not a.dtype or len(a.runs) < 2:
         p.error("--kernel, --dtype and two or more runs are needed")

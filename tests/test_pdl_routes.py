@@ -175,6 +175,53 @@ def main():
         p = run_tool(d)
         expect(p.returncode != 0 and "not pdl" in p.stderr, "a plain run refused")
 
+        # tables read by their own header: --print-plain writes each
+        # GPU's rows that hold without PDL as ...,ratio,lt_algo,launch; a
+        # table's plain kernel rows are read the same way (lt_algo before
+        # launch, or no launch column at all)
+        algo = "id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0"
+        with open(os.path.join(d, "tables.c"), "w") as f:
+            f.write('  "Validator,gpu_name,GPU A\\n"\n'
+                    '  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,'
+                    'route,time_us,ratio,lt_algo\\n"\n'
+                    '  "*,bf16,bf16,bf16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_bf16,-,1.0385,-\\n"\n'
+                    f'  "gemm,bf16,bf16,bf16,32f,TN,-,3072,4096,768,1,16,cublaslt,28.37,1.1275,{algo}\\n";\n'
+                    '  "Validator,gpu_name,GPU B\\n"\n'
+                    '  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,'
+                    'route,time_us,ratio,lt_algo,launch\\n"\n'
+                    '  "*,bf16,bf16,bf16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_bf16,9.1,1.20,-,pdl\\n"\n'
+                    '  "*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05,-,plain\\n"\n'
+                    f'  "gemm,bf16,bf16,bf16,32f,NN,-,4096,2048,1024,1,16,cublaslt,42.35,1.0473,{algo},plain\\n";\n'
+                    '  "Validator,gpu_name,GPU C\\n"\n'
+                    '  "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,'
+                    'route,time_us,ratio,launch\\n"\n'
+                    '  "*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05,plain\\n";\n')
+        def printed(gpu):
+            p = subprocess.run([sys.executable, TOOL, "--print-plain", "--plain",
+                                os.path.join(d, "tables.c"), "--gpu", gpu], capture_output=True, text=True)
+            expect(p.returncode == 0, f"--print-plain {gpu}: exit {p.returncode}: {p.stderr}")
+            return p.stdout.split()
+        expect(printed("GPU A") ==
+               ["*,bf16,bf16,bf16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_bf16,-,1.0385,-,plain",
+                f"gemm,bf16,bf16,bf16,32f,TN,-,3072,4096,768,1,16,cublaslt,28.37,1.1275,{algo},plain"],
+               "--print-plain: a table without launch, its algorithm kept")
+        expect(printed("GPU B") ==
+               ["*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05,-,plain",
+                f"gemm,bf16,bf16,bf16,32f,NN,-,4096,2048,1024,1,16,cublaslt,42.35,1.0473,{algo},plain"],
+               "--print-plain: lt_algo before launch, the pdl row left out")
+        expect(printed("GPU C") ==
+               ["*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05,-,plain"],
+               "--print-plain: a table without lt_algo gets '-' there")
+        write_run(os.path.join(d, "r2.csv"), 1)
+        p = subprocess.run([sys.executable, TOOL, "--kernel", "gemm_decode_bf16", "--dtype", "bf16",
+                            "--plain", os.path.join(d, "tables.c"), "--gpu", "GPU B",
+                            os.path.join(d, "r1.csv"), os.path.join(d, "r2.csv")],
+                           capture_output=True, text=True)
+        rows = set(p.stdout.split())
+        expect(p.returncode == 0 and f"{pre},NN,*,4096,3,4096,1,*,cublas,-,1,pdl" in rows
+               and not any(r.startswith(f"{pre},TN,*,2048,") for r in rows),
+               "a table with lt_algo and launch: its plain row read, its pdl row not")
+
     for f in failures:
         print("FAIL:", f)
     print(f"test_pdl_routes: {'FAIL' if failures else 'PASS'}")

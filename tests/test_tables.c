@@ -232,8 +232,9 @@ static void check_default_table(const char *text);
 
 /* The built-in route tables: each parses without a bad line, its
  * validators are this build's (a kernel-table change means measuring
- * again, or at least saying so here), no two are for one GPU, and every
- * row routes a kernel whose class holds some call of the row's box. */
+ * again, or at least saying so here), no two are for one GPU, every row
+ * routes a kernel whose class holds some call of the row's box, and every
+ * row of the route cublaslt names its algorithm for one exact call. */
 static void test_default_tables(void **s)
 {
   (void)s;
@@ -272,6 +273,15 @@ static void check_default_table(const char *text)
     assert_non_null(r->kernel);
     assert_true(gs_rt_row_routes(r));
     const gs_variant *v = r->kernel;
+    if (v->runs_cublaslt) {
+      /* cuBLASLt's own algorithm for one measured call: 16-bit data, its
+       * algorithm given, every field exact, launched plainly */
+      assert_true(r->has_algo);
+      assert_true(r->a_type == CUDA_R_16BF || r->a_type == CUDA_R_16F);
+      assert_true(r->exact);
+      assert_false(r->needs_pdl);
+      continue;
+    }
     assert_true(r->a_type == v->data_type);
     unsigned lay = 0;
     if (!r->layout[0]) lay = v->layouts | v->layouts_few_rows;

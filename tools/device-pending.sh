@@ -24,6 +24,9 @@
 #     memcheck. Done on an H100 (bench/results/decode-few-rows-h100-
 #     2026-12-06/, four runs of the shipped kernel); owed on the H200,
 #     whose rows then go into h200_routes.
+#   phase lt-rows: the built-in rows of the route cublaslt (issue 20):
+#     check_lt_route, then their calls as PyTorch makes them, plain and
+#     under the shim with no table of the user's, and in A/B mode.
 #   phase 2 (the same machine, right after): a table of this GPU's
 #     validators, the pdl rows from phase 1 and the built-in rows; decode.py
 #     under it (tests/gpu/decode_under_shim.sh with the router's own rows,
@@ -41,7 +44,7 @@
 #   LIMIT=330 bash tools/device-pending.sh 1; LIMIT=240 bash tools/device-pending.sh 2
 set -u
 cd "$(dirname "$0")/.." || exit 2
-phase=${1:?phase 1, 2, f32 or few}
+phase=${1:?phase 1, 2, f32, few or lt-rows}
 export OUT=${OUT:-$PWD/device-out}
 T0=$SECONDS; LIMIT=${LIMIT:-585}
 B=$PWD/build-dev
@@ -105,6 +108,30 @@ elif [ "$phase" = few ]; then
   echo "few-rows table: $(grep -c ',gemm_decode_' $T) kernel rows" >> "$SUM"
   SAN=/usr/local/cuda/bin/compute-sanitizer
   rc_of san-memcheck-decode 90 env GS_CHECK_QUICK=1 GS_CHECK_KERNELS=gemm_decode_bf16,gemm_decode_f32 $SAN --tool memcheck --error-exitcode 9 $B/tests/gpu/check_kernels
+elif [ "$phase" = lt-rows ]; then
+  # issue 20: the built-in rows of the route cublaslt, with no table of the
+  # user's. check_lt_route serves each of this GPU's rows (bit-equal to
+  # cublasLtMatmul with the row's algorithm); then the rows' cublasGemmEx
+  # calls as PyTorch makes them, plain and under the shim in turn, three
+  # times, and once in A/B mode
+  rc_of check_lt_route 150 $B/tests/gpu/check_lt_route
+  python3 - "$gpu" > $OUT/lt-rows-shapes.txt <<'PY'
+import re, sys
+src = open("dispatch/routes.c").read()
+for t in re.finditer(r'static const char \w+_routes\[\] =(.*?);\n', src, re.S):
+    if '"Validator,gpu_name,%s\\n"' % sys.argv[1] not in t.group(1):
+        continue
+    for m in re.finditer(r'"gemm,bf16,bf16,bf16,32f,(\w\w),-,(\d+),(\d+),(\d+),1,16,cublaslt,', t.group(1)):
+        print(m.group(2), m.group(3), m.group(4), m.group(1), "bf16")
+PY
+  echo "lt-rows: $(wc -l < $OUT/lt-rows-shapes.txt) GemmEx rows of this GPU's built-in table" >> "$SUM"
+  export GEMMSHIM_CACHE_DIR=/nonexistent/gemmshim-lt-rows; unset GEMMSHIM_TABLE
+  for run in 1 2 3; do
+    rc_of "lt-rows-plain-$run" 60 python3 bench/torch_gemm_calls.py --shapes $OUT/lt-rows-shapes.txt
+    rc_of "lt-rows-shim-$run" 60 env LD_PRELOAD=$GS_SHIM GEMMSHIM_LOG=$OUT/logs/lt-rows-shim-$run.gslog.csv python3 bench/torch_gemm_calls.py --shapes $OUT/lt-rows-shapes.txt
+  done
+  rc_of lt-rows-ab 60 env LD_PRELOAD=$GS_SHIM GEMMSHIM_AB=1 GEMMSHIM_AB_LOG=$OUT/lt-rows-ab.csv GEMMSHIM_LOG=$OUT/lt-rows-ab-log.csv python3 bench/torch_gemm_calls.py --shapes $OUT/lt-rows-shapes.txt
+  rc_of lt-rows-ab-report 30 $B/tools/gemmshim report $OUT/lt-rows-ab.csv --summary $OUT/lt-rows-ab-log.csv
 elif [ "$phase" = 1 ]; then
   for c in check_kernels check_ab check_reliability check_fp32_opt_in check_lt_route; do
     rc_of $c 90 $B/tests/gpu/$c
@@ -145,11 +172,11 @@ else
   [ -n "${GS_KEEP_FROM:-}" ] && mkdir -p $K && cp -n "$GS_KEEP_FROM"/gemm_decode_*-after-producer-fixed-bc-run*.csv $K/
   T=$OUT/table-decode-pdl.csv
   { $B/tools/gemmshim-bench --identity | grep '^Validator,'
-    echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,launch"
+    echo "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo,launch"
     for dt in bf16 f16; do
       python3 bench/pdl_routes.py --kernel gemm_decode_$dt --dtype $dt --plain dispatch/routes.c \
         --gpu "$gpu" $K/gemm_decode_$dt-after-producer-fixed-bc-run1.csv \
-        $K/gemm_decode_$dt-after-producer-fixed-bc-run2.csv
+        $K/gemm_decode_$dt-after-producer-fixed-bc-run2.csv | sed 's/,pdl$/,-,pdl/'
     done
     python3 bench/pdl_routes.py --print-plain --plain dispatch/routes.c --gpu "$gpu"
   } > $T 2> $OUT/logs/table-make.err
