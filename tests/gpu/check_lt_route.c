@@ -21,7 +21,11 @@
  *     A/B shadow mode gives cuBLAS's own bits; with gaps between its
  *     outputs it forwards (batched) and gets cuBLAS's own bits;
  *   - a program's cublasLtMatmul with a batch in its layouts, D apart:
- *     served, bit-equal to cublasLtMatmul on its own objects, C untouched.
+ *     served, bit-equal to cublasLtMatmul on its own objects, C untouched;
+ *   - with no table of the user's: the route is named exactly where this
+ *     GPU's built-in table has rows for it, and each such row's call is
+ *     served by the route, bit-equal to cublasLtMatmul with the row's
+ *     algorithm and close to cuBLAS's own.
  * Exits 77 without a GPU. */
 #define _GNU_SOURCE
 #include <cublasLt.h>
@@ -414,6 +418,143 @@ static void use_table(const char *path)
   gs_tables_reset();
 }
 
+/* ---- the built-in table's rows ------------------------------------------ */
+
+/* This GPU's built-in table, parsed (NULL: none was measured on a GPU of
+ * its name). */
+static gs_route_table *built_in_table(const char *gpu_name)
+{
+  char want[256];
+  snprintf(want, sizeof want, "Validator,gpu_name,%s\n", gpu_name);
+  for (size_t i = 0; i < gs_n_default_route_tables; i++) {
+    const char *text = gs_default_route_tables[i];
+    if (strstr(text, want))
+      return gs_rt_parse(text, strlen(text), "(built-in)", gs_variants, gs_n_variants, stderr);
+  }
+  return NULL;
+}
+
+/* One row's call (exact sizes, 16-byte aligned, packed batch): served by
+ * the route with the shim choosing the table, bit-equal to cublasLtMatmul
+ * with the row's algorithm, and close to cuBLAS's own. */
+static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r)
+{
+  const int ta = r->layout[0] == 'T', tb = r->layout[1] == 'T';
+  const int64_t m = r->m.lo, n = r->n.lo, k = r->k.lo, items = r->batch.lo;
+  const int64_t lda = ta ? k : m, ldb = tb ? n : k, ldc = m;
+  const int64_t sa = lda * (ta ? m : k), sb = ldb * (tb ? k : n), sc = ldc * n;
+  const size_t nc = (size_t)(sc * items);
+  uint16_t *a_, *b_, *c0, *c, *ref;
+  CU(cudaMalloc((void **)&a_, (size_t)(sa * items) * 2));
+  CU(cudaMalloc((void **)&b_, (size_t)(sb * items) * 2));
+  CU(cudaMalloc((void **)&c0, nc * 2));
+  CU(cudaMalloc((void **)&c, nc * 2));
+  CU(cudaMalloc((void **)&ref, nc * 2));
+  fill(a_, (size_t)(sa * items), 11), fill(b_, (size_t)(sb * items), 12), fill(c0, nc, 13);
+  static const float ab[2] = { 1.5f, 0.5f };
+  gs_gemm g;
+  gs_kernel_args a;
+  memset(&g, 0, sizeof g);
+  g.is_batched_api = r->entry_class == GS_EC_BATCHED;
+  g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16BF;
+  g.compute_type = CUBLAS_COMPUTE_32F;
+  g.scale_type = CUDA_R_32F;
+  g.trans_a = op(ta), g.trans_b = op(tb);
+  g.m = m, g.n = n, g.k = k, g.batch = items;
+  g.lda = lda, g.ldb = ldb, g.ldc = g.ldd = ldc;
+  if (items > 1) g.stride_a = sa, g.stride_b = sb, g.stride_c = g.stride_d = sc;
+  g.math_mode = CUBLAS_DEFAULT_MATH;
+  g.epilogue = GS_NONE;
+  memset(&a, 0, sizeof a);
+  a.m = m, a.n = n, a.k = k, a.trans_a = ta, a.trans_b = tb;
+  a.A = a_, a.lda = lda, a.B = b_, a.ldb = ldb, a.C = ref, a.ldc = ldc, a.D = ref, a.ldd = ldc;
+  if (items > 1) a.batch = items, a.stride_a = sa, a.stride_b = sb, a.stride_c = a.stride_d = sc;
+  a.alpha = ab[0], a.beta = ab[1];
+  CU(cudaMemcpy(ref, c0, nc * 2, cudaMemcpyDeviceToDevice));
+  run_as_route(&g, &a, &r->algo);
+
+  const uint64_t ours = count("cublaslt", GS_R_ROUTED);
+  /* the first call of a class may be its self-check (cuBLAS serves) */
+  for (int i = 0; i < 5 && count("cublaslt", GS_R_ROUTED) == ours; i++) {
+    CU(cudaMemcpy(c, c0, nc * 2, cudaMemcpyDeviceToDevice));
+    if (items > 1)
+      CB(cublasGemmStridedBatchedEx(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_,
+                                    CUDA_R_16BF, (int)lda, sa, b_, CUDA_R_16BF, (int)ldb, sb,
+                                    &ab[1], c, CUDA_R_16BF, (int)ldc, sc, (int)items,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+    else
+      CB(cublasGemmEx(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF,
+                      (int)lda, b_, CUDA_R_16BF, (int)ldb, &ab[1], c, CUDA_R_16BF, (int)ldc,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+    CU(cudaDeviceSynchronize());
+  }
+  const int served = count("cublaslt", GS_R_ROUTED) == ours + 1;
+  uint16_t *hc = malloc(nc * 2), *hr = malloc(nc * 2);
+  CU(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(hr, ref, nc * 2, cudaMemcpyDeviceToHost));
+  const int equal = !memcmp(hc, hr, nc * 2);
+  free(hc), free(hr);
+  char what[300], text[GS_LT_ALGO_TEXT];
+  gs_lt_algo_format(&r->algo, text);
+  snprintf(what, sizeof what, "built-in row %s %s %lldx%lldx%lld x%lld (line %d): served by the "
+           "route, bit-equal to cublasLtMatmul with its algorithm (%s)",
+           gs_rt_entry_class_name(r->entry_class), r->layout, (long long)m, (long long)n,
+           (long long)k, (long long)items, r->line, text);
+  verdict(what, served && equal);
+  /* cuBLAS's own, past the shim */
+  CU(cudaMemcpy(ref, c0, nc * 2, cudaMemcpyDeviceToDevice));
+  if (items > 1)
+    CB(real_strided(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
+                    sa, b_, CUDA_R_16BF, (int)ldb, sb, &ab[1], ref, CUDA_R_16BF, (int)ldc, sc,
+                    (int)items, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  else
+    CB(real_gemmex(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
+                   b_, CUDA_R_16BF, (int)ldb, &ab[1], ref, CUDA_R_16BF, (int)ldc,
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  CU(cudaDeviceSynchronize());
+  const double d = rel_diff_n(c, ref, nc);
+  snprintf(what, sizeof what, "built-in row (line %d): within 1e-2 of cuBLAS's own (relative "
+           "Frobenius difference %.2e)", r->line, d);
+  verdict(what, d < 1e-2);
+  cudaFree(a_), cudaFree(b_), cudaFree(c0), cudaFree(c), cudaFree(ref);
+}
+
+/* No table of the user's: this GPU's built-in rows for the route. */
+static void check_built_in_rows(cublasHandle_t h)
+{
+  unsetenv("GEMMSHIM_TABLE");
+  setenv("GEMMSHIM_CACHE_DIR", "/nonexistent/gemmshim-check-lt-route", 1);
+  gs_config_reload();
+  gs_tables_reset();
+  gs_rt_identity id;
+  int dev;
+  CU(cudaGetDevice(&dev));
+  if (gs_identity_read(dev, &id)) {
+    fprintf(stderr, "check_lt_route: the device cannot be described\n");
+    exit(1);
+  }
+  gs_route_table *t = built_in_table(id.gpu_name);
+  size_t rows = 0;
+  for (size_t i = 0; t && i < t->n_rows; i++) rows += t->rows[i].kernel == &gs_route_cublaslt;
+  char what[300];
+  snprintf(what, sizeof what, "no table of the user's on a %s: the route is named (%d) exactly "
+           "where the built-in table of this GPU has rows for it (%zu)", id.gpu_name,
+           gs_tables_name(&gs_route_cublaslt), rows);
+  verdict(what, gs_tables_name(&gs_route_cublaslt) == (rows > 0));
+  for (size_t i = 0; t && i < t->n_rows; i++) {
+    const gs_rt_row *r = &t->rows[i];
+    if (r->kernel != &gs_route_cublaslt) continue;
+    if (!r->exact || r->m.lo != r->m.hi || r->a_type != CUDA_R_16BF) {
+      snprintf(what, sizeof what, "built-in row (line %d): exact BF16 sizes, as this check "
+               "builds its call", r->line);
+      verdict(what, 0);
+      continue;
+    }
+    check_built_in_row(h, r);
+  }
+  gs_rt_free(t);
+}
+
 int main(void)
 {
   int n_dev = 0;
@@ -762,6 +903,7 @@ int main(void)
   }
 
   unlink(path);
+  check_built_in_rows(h);
   cublasDestroy_v2(h);
   printf("%s: %d of %d checks passed\n", failures ? "FAIL" : "PASS", checks - failures, checks);
   return failures ? 1 : 0;
