@@ -77,14 +77,16 @@ COLUMNS = "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,
 
 def table_rows(path, gpu=None):
     """The rows of the tables in a file, as dicts by their table's header
-    line (before any header: the columns up to ratio, then launch)."""
-    cols = COLUMNS + ["launch"]
+    line (before any header: the columns up to ratio, then launch, or
+    lt_algo and launch where a row has both)."""
+    cols = None
     for text in table_lines(path, gpu):
         fld = text.split(",")
         if text.startswith("entry,"):
             cols = fld
         elif not text.startswith("Validator,") and len(fld) >= len(COLUMNS):
-            yield dict(zip(cols, fld))
+            extra = ["lt_algo", "launch"] if len(fld) > len(COLUMNS) + 1 else ["launch"]
+            yield dict(zip(cols or COLUMNS + extra, fld))
 
 
 def plain_rows(path, kernel, dtype, gpu=None):

@@ -157,6 +157,7 @@ static void read_present(void)
 int gs_gpu_name_present(const char *gpu_name)
 {
   pthread_once(&present_once, read_present);
+  if (!present.n) return -1;
   for (int d = 0; d < present.n; d++)
     if (!strcmp(present.name[d], gpu_name)) return 1;
   return 0;

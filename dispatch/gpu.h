@@ -32,10 +32,10 @@ int gs_gpu_place_stream(void *stream, gs_gpu_place *out);
 const gs_rt_identity *gs_gpu_identity(int device);
 
 /* Whether a device the shim's runtime can see has this name (the name
- * gs_gpu_identity reports): a built-in route table counts only in a
- * process with a GPU of its name. The names are read once, before any call
- * is placed, and quietly: 0 where the runtime cannot start (placing a call
- * then says why). */
+ * gs_gpu_identity reports): 1 yes, 0 no, -1 when no device could be read
+ * (no GPU, or the runtime cannot start: placing a call then says why). A
+ * built-in route table counts only in a process with a GPU of its name.
+ * The names are read once, before any call is placed, and quietly. */
 int gs_gpu_name_present(const char *gpu_name);
 
 /* The version of the real cuBLAS in use ("13.1.0"), from interpose/ once it

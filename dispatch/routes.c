@@ -72,7 +72,8 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  *   bench/results/lt-route-h200-2026-12-05/lt14-run1.csv and -run2.csv,
  *   issue 20's 14 shapes timed twice, each of cuBLASLt's first 8
  *   zero-workspace algorithms against cublasGemmEx; a row where one
- *   algorithm was at least 1.02x in both runs, its lower ratio and slower
+ *   algorithm was at least 1.02x in both runs (of several, the one whose
+ *   lower ratio is highest), its lower ratio and slower
  *   time (10 of the 14; NN 4096x2048x1024 and NT 1024x4096x2048 with the
  *   same algorithm in gemmshim tune's tables there too). The algorithms
  *   are cuBLAS 13.1's, which the cublas_version validator holds to.

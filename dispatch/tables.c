@@ -21,6 +21,7 @@ typedef struct candidate {
   gs_route_table *t;
   char uuid[48];   /* a cache file's GPU; "" for GEMMSHIM_TABLE and the defaults */
   int is_default;
+  int applies;     /* it may decide a call here: not a built-in table of an absent GPU */
 } candidate;
 
 static candidate cands[MAX_CACHE_FILES + 8];   /* and the built-in tables */
@@ -110,23 +111,38 @@ static void load_all(void)
 }
 
 /* The kernels some row of some table names, found once the tables are
- * loaded. A built-in table counts only where a GPU of its name is present:
- * the defaults of every GPU are loaded, and one GPU's rows for the route
- * cublaslt must not cost the others' calls (its table check) or contexts
- * (a cuBLASLt handle each). */
+ * loaded. The built-in tables of every GPU are loaded, but one counts only
+ * where a GPU of its name is present (with no GPU readable, every one
+ * does: the calls then end at no_gpu, as they would), so that one GPU's
+ * rows cost the others' calls no table check and their contexts no
+ * cuBLASLt handle. Where no built-in table is of a GPU here, the first
+ * still reaches the precheck (a device then uses it, and its refusal is
+ * said) but names nothing; so does a built-in table of another cuBLAS. */
 static const gs_variant *named[64];
 static size_t n_named;
 
-static int may_apply_here(const candidate *c)
+static int of_a_gpu_here(const candidate *c)
 {
   return !c->is_default ||
-         (c->t->has[GS_V_GPU_NAME] && gs_gpu_name_present(c->t->value[GS_V_GPU_NAME]));
+         (c->t->has[GS_V_GPU_NAME] && gs_gpu_name_present(c->t->value[GS_V_GPU_NAME]) != 0);
+}
+
+static int of_this_cublas(const candidate *c)
+{
+  const char *known = gs_gpu_cublas_version();
+  return !c->is_default || !c->t->has[GS_V_CUBLAS_VERSION] || !known[0] ||
+         !strcmp(c->t->value[GS_V_CUBLAS_VERSION], known);
 }
 
 static void find_named(void)
 {
+  int defaults_here = 0, first_default = 1;
+  for (size_t c = 0; c < n_cands; c++) defaults_here |= cands[c].is_default && of_a_gpu_here(&cands[c]);
   for (size_t c = 0; c < n_cands; c++) {
-    if (!may_apply_here(&cands[c])) continue;
+    const int here = of_a_gpu_here(&cands[c]);
+    cands[c].applies = here || (cands[c].is_default && !defaults_here && first_default);
+    if (cands[c].is_default) first_default = 0;
+    if (!here || !of_this_cublas(&cands[c])) continue;
     for (size_t i = 0; i < cands[c].t->n_rows; i++) {
       const gs_variant *v = cands[c].t->rows[i].kernel;
       size_t j = 0;
@@ -235,6 +251,7 @@ gs_reason gs_tables_precheck(const gs_rt_key *k, const gs_variant *v)
   if (remembered(slot, k, v, -1, pdl, gen)) return slot->r;
   gs_reason best = GS_R_NOT_TUNED;
   for (size_t i = 0; i < n_cands && best != GS_R_ROUTED; i++) {
+    if (!cands[i].applies) continue;
     const gs_rt_row *row;
     gs_reason r = verdict(cands[i].t, k, v, pdl, &row);
     if (r == GS_R_ROUTED || r > best) best = r;

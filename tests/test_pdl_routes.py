@@ -212,6 +212,16 @@ def main():
         expect(printed("GPU C") ==
                ["*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05,-,plain"],
                "--print-plain: a table without lt_algo gets '-' there")
+        # rows without a header line: lt_algo and launch where there are both
+        with open(os.path.join(d, "bare.csv"), "w") as f:
+            f.write("*,bf16,bf16,bf16,32f,TN,*,2048,1-8,4096,1,*,gemm_decode_bf16,9.1,1.20,-,pdl\n"
+                    "*,bf16,bf16,bf16,32f,NN,*,4096,3,4096,1,*,gemm_decode_bf16,9.0,1.05,pdl\n"
+                    "*,bf16,bf16,bf16,32f,NN,*,4096,4,4096,1,*,gemm_decode_bf16,9.0,1.05,plain\n")
+        p = subprocess.run([sys.executable, TOOL, "--print-plain", "--plain", os.path.join(d, "bare.csv")],
+                           capture_output=True, text=True)
+        expect(p.returncode == 0 and p.stdout.split() ==
+               ["*,bf16,bf16,bf16,32f,NN,*,4096,4,4096,1,*,gemm_decode_bf16,9.0,1.05,-,plain"],
+               "--print-plain, no header: the pdl rows of either width left out")
         write_run(os.path.join(d, "r2.csv"), 1)
         p = subprocess.run([sys.executable, TOOL, "--kernel", "gemm_decode_bf16", "--dtype", "bf16",
                             "--plain", os.path.join(d, "tables.c"), "--gpu", "GPU B",

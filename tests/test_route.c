@@ -668,7 +668,12 @@ static void test_the_built_in_table_of_this_gpus_name(void **s)
   strcpy(fake_identity.gpu_name, "Fake H100");
   gs_tables_reset();
   assert_int_equal(route(tt), GS_R_ROUTED);        /* its own table's row */
-  assert_int_equal(route(nn), GS_R_NOT_TUNED);     /* not the H200's rows */
+  /* not the H200's rows, which the precheck does not even read: no state,
+   * no placement */
+  const int loads = state_loads, placed = fake_gpu.placements;
+  assert_int_equal(route(nn), GS_R_NOT_TUNED);
+  assert_int_equal(state_loads, loads);
+  assert_int_equal(fake_gpu.placements, placed);
 }
 
 /* torchrun: each rank's device has its own table; one process with two
@@ -1058,6 +1063,24 @@ static void test_a_built_in_cublaslt_row_counts_only_on_its_gpu(void **s)
   assert_int_equal(d.lt_algo->id, 90);
   g = f16_call(2048);   /* no row of its own: our kernels' reason */
   assert_int_equal(gs_route(&g).reason, GS_R_DTYPE);
+  /* under another cuBLAS the table is refused on the device: its rows name
+   * nothing, and cost the call nothing */
+  strcpy(fake_identity.cublas_version, "12.9.0");
+  gs_tables_reset();
+  state_loads = 0;
+  g = f16_call(1024);
+  d = gs_route(&g);
+  assert_int_equal(d.reason, GS_R_DTYPE);
+  assert_int_equal(state_loads, 0);
+  strcpy(fake_identity.cublas_version, "13.1.0");
+  /* a GPU with no built-in table of its own: the first one is refused
+   * there (said), and the other GPUs' rows cost its calls nothing */
+  strcpy(fake_identity.gpu_name, "Fake A100");
+  gs_tables_reset();
+  g = f16_call(1024);
+  assert_int_equal(gs_route(&g).reason, GS_R_DTYPE);
+  assert_int_equal(state_loads, 0);
+  assert_int_equal(route(f32_call()), GS_R_TABLE_REFUSED);
 }
 
 /* Where no table names the route cublaslt (the built-in one of this GPU

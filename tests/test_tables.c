@@ -17,6 +17,7 @@
 #include <library_types.h>
 
 #include "../dispatch/config.h"
+#include "../dispatch/lt_algo.h"
 #include "../dispatch/route_table.h"
 #include "../dispatch/routes.h"
 #include "../dispatch/tables.h"
@@ -274,12 +275,35 @@ static void check_default_table(const char *text)
     assert_true(gs_rt_row_routes(r));
     const gs_variant *v = r->kernel;
     if (v->runs_cublaslt) {
-      /* cuBLASLt's own algorithm for one measured call: 16-bit data, its
-       * algorithm given, every field exact, launched plainly */
+      /* cuBLASLt's own algorithm for one measured BLAS call (its
+       * workspace none, as the shim gives a BLAS call): 16-bit data with
+       * FP32 accumulation, every field exact, launched plainly; the route's
+       * class takes that call and the algorithm fits it, under any math
+       * mode */
       assert_true(r->has_algo);
       assert_true(r->a_type == CUDA_R_16BF || r->a_type == CUDA_R_16F);
+      assert_true(r->b_type == r->a_type && r->c_type == r->a_type);
+      assert_int_equal(r->compute, CUBLAS_COMPUTE_32F);
       assert_true(r->exact);
       assert_false(r->needs_pdl);
+      assert_true(r->entry_class == GS_EC_GEMM || r->entry_class == GS_EC_BATCHED);
+      gs_gemm g = call_of_type(v, r->a_type, r->layout[0] == 'T', r->layout[1] == 'T', r->m.lo,
+                               r->n.lo, r->k.lo, 0, 0);
+      if (r->entry_class == GS_EC_BATCHED) {
+        g.is_batched_api = 1;
+        g.batch = r->batch.lo;
+        g.stride_a = g.lda * (r->layout[0] == 'T' ? g.m : g.k);
+        g.stride_b = g.ldb * (r->layout[1] == 'T' ? g.k : g.n);
+        g.stride_c = g.stride_d = g.ldc * g.n;
+      }
+      assert_int_equal(gs_variant_fits_args(v, &g), GS_R_ROUTED);
+      gs_rt_key key;
+      gs_rt_key_of(&g, &key);
+      assert_int_equal(key.align, r->align);
+      for (int strict = 0; strict < 2; strict++) {
+        g.math_mode = strict ? CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION : CUBLAS_DEFAULT_MATH;
+        assert_true(gs_lt_algo_fits_call(&r->algo, &g));
+      }
       continue;
     }
     assert_true(r->a_type == v->data_type);

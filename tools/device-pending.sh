@@ -113,7 +113,8 @@ elif [ "$phase" = lt-rows ]; then
   # user's. check_lt_route serves each of this GPU's rows (bit-equal to
   # cublasLtMatmul with the row's algorithm); then the rows' cublasGemmEx
   # calls as PyTorch makes them, plain and under the shim in turn, three
-  # times, and once in A/B mode
+  # times, and once in A/B mode (the strided-batch rows: check_lt_route
+  # only; torch_gemm_calls.py times single products)
   rc_of check_lt_route 150 $B/tests/gpu/check_lt_route
   python3 - "$gpu" > $OUT/lt-rows-shapes.txt <<'PY'
 import re, sys

@@ -23,9 +23,10 @@
  *   - a program's cublasLtMatmul with a batch in its layouts, D apart:
  *     served, bit-equal to cublasLtMatmul on its own objects, C untouched;
  *   - with no table of the user's: the route is named exactly where this
- *     GPU's built-in table has rows for it, and each such row's call is
- *     served by the route, bit-equal to cublasLtMatmul with the row's
- *     algorithm and close to cuBLAS's own.
+ *     GPU's built-in table has rows for it (for this cuBLAS), and each such
+ *     row's call is served by the route with the row's algorithm (the
+ *     router's pick), bit-equal to cublasLtMatmul with it and close to
+ *     cuBLAS's own; where the table is refused here, forwarded.
  * Exits 77 without a GPU. */
 #define _GNU_SOURCE
 #include <cublasLt.h>
@@ -434,10 +435,12 @@ static gs_route_table *built_in_table(const char *gpu_name)
   return NULL;
 }
 
-/* One row's call (exact sizes, 16-byte aligned, packed batch): served by
- * the route with the shim choosing the table, bit-equal to cublasLtMatmul
- * with the row's algorithm, and close to cuBLAS's own. */
-static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r)
+/* One row's call (exact sizes, 16-byte aligned, packed batch), where the
+ * table is used here: served by the route with the shim choosing the table,
+ * the router naming the row's algorithm, bit-equal to cublasLtMatmul with
+ * it, and close to cuBLAS's own. Where the table is refused: forwarded,
+ * cuBLAS's own bits. */
+static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r, int usable)
 {
   const int ta = r->layout[0] == 'T', tb = r->layout[1] == 'T';
   const int64_t m = r->m.lo, n = r->n.lo, k = r->k.lo, items = r->batch.lo;
@@ -455,6 +458,7 @@ static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r)
   gs_gemm g;
   gs_kernel_args a;
   memset(&g, 0, sizeof g);
+  g.entry_name = "check_lt_route";
   g.is_batched_api = r->entry_class == GS_EC_BATCHED;
   g.a_type = g.b_type = g.c_type = g.d_type = CUDA_R_16BF;
   g.compute_type = CUBLAS_COMPUTE_32F;
@@ -465,17 +469,30 @@ static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r)
   if (items > 1) g.stride_a = sa, g.stride_b = sb, g.stride_c = g.stride_d = sc;
   g.math_mode = CUBLAS_DEFAULT_MATH;
   g.epilogue = GS_NONE;
+  g.bias_type = GS_NONE;
   memset(&a, 0, sizeof a);
   a.m = m, a.n = n, a.k = k, a.trans_a = ta, a.trans_b = tb;
   a.A = a_, a.lda = lda, a.B = b_, a.ldb = ldb, a.C = ref, a.ldc = ldc, a.D = ref, a.ldd = ldc;
   if (items > 1) a.batch = items, a.stride_a = sa, a.stride_b = sb, a.stride_c = a.stride_d = sc;
   a.alpha = ab[0], a.beta = ab[1];
   CU(cudaMemcpy(ref, c0, nc * 2, cudaMemcpyDeviceToDevice));
-  run_as_route(&g, &a, &r->algo);
+  if (usable) {
+    run_as_route(&g, &a, &r->algo);
+  } else {   /* cuBLAS's own, past the shim */
+    if (items > 1)
+      CB(real_strided(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
+                      sa, b_, CUDA_R_16BF, (int)ldb, sb, &ab[1], ref, CUDA_R_16BF, (int)ldc, sc,
+                      (int)items, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+    else
+      CB(real_gemmex(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
+                     b_, CUDA_R_16BF, (int)ldb, &ab[1], ref, CUDA_R_16BF, (int)ldc,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+    CU(cudaDeviceSynchronize());
+  }
 
   const uint64_t ours = count("cublaslt", GS_R_ROUTED);
   /* the first call of a class may be its self-check (cuBLAS serves) */
-  for (int i = 0; i < 5 && count("cublaslt", GS_R_ROUTED) == ours; i++) {
+  for (int i = 0; i < 5 && (i == 0 || (usable && count("cublaslt", GS_R_ROUTED) == ours)); i++) {
     CU(cudaMemcpy(c, c0, nc * 2, cudaMemcpyDeviceToDevice));
     if (items > 1)
       CB(cublasGemmStridedBatchedEx(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_,
@@ -488,19 +505,35 @@ static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r)
                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
     CU(cudaDeviceSynchronize());
   }
-  const int served = count("cublaslt", GS_R_ROUTED) == ours + 1;
+  const int served = count("cublaslt", GS_R_ROUTED) == ours + (usable ? 1 : 0);
+  /* which algorithm the router gives this call now */
+  gs_gemm q = g;
+  q.A = a_, q.B = b_, q.C = c, q.D = c, q.alpha = &ab[0], q.beta = &ab[1];
+  q.pointer_mode = 0, q.state_loaded = 1, q.stream = NULL;
+  const gs_decision dd = gs_route(&q);
+  char text[GS_LT_ALGO_TEXT], chosen[GS_LT_ALGO_TEXT] = "-";
+  gs_lt_algo_format(&r->algo, text);
+  if (dd.lt_algo) gs_lt_algo_format(dd.lt_algo, chosen);
+  const int picked = usable ? dd.reason == GS_R_ROUTED && dd.variant == &gs_route_cublaslt &&
+                                  !strcmp(chosen, text)
+                            : dd.variant == NULL;
   uint16_t *hc = malloc(nc * 2), *hr = malloc(nc * 2);
   CU(cudaMemcpy(hc, c, nc * 2, cudaMemcpyDeviceToHost));
   CU(cudaMemcpy(hr, ref, nc * 2, cudaMemcpyDeviceToHost));
   const int equal = !memcmp(hc, hr, nc * 2);
   free(hc), free(hr);
-  char what[300], text[GS_LT_ALGO_TEXT];
-  gs_lt_algo_format(&r->algo, text);
-  snprintf(what, sizeof what, "built-in row %s %s %lldx%lldx%lld x%lld (line %d): served by the "
-           "route, bit-equal to cublasLtMatmul with its algorithm (%s)",
+  char what[400];
+  snprintf(what, sizeof what, "built-in row %s %s %lldx%lldx%lld x%lld (line %d): %s", 
            gs_rt_entry_class_name(r->entry_class), r->layout, (long long)m, (long long)n,
-           (long long)k, (long long)items, r->line, text);
-  verdict(what, served && equal);
+           (long long)k, (long long)items, r->line,
+           usable ? "served by the route with the row's algorithm (the router's pick), bit-equal "
+                    "to cublasLtMatmul with it"
+                  : "the table refused here: forwarded, cuBLAS's own bits");
+  verdict(what, served && picked && equal);
+  if (!usable) {
+    cudaFree(a_), cudaFree(b_), cudaFree(c0), cudaFree(c), cudaFree(ref);
+    return;
+  }
   /* cuBLAS's own, past the shim */
   CU(cudaMemcpy(ref, c0, nc * 2, cudaMemcpyDeviceToDevice));
   if (items > 1)
@@ -519,7 +552,9 @@ static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r)
   cudaFree(a_), cudaFree(b_), cudaFree(c0), cudaFree(c), cudaFree(ref);
 }
 
-/* No table of the user's: this GPU's built-in rows for the route. */
+/* No table of the user's: this GPU's built-in rows for the route, served
+ * where the table is used here (its validators, this cuBLAS), forwarded
+ * where it is refused. */
 static void check_built_in_rows(cublasHandle_t h)
 {
   unsetenv("GEMMSHIM_TABLE");
@@ -533,14 +568,25 @@ static void check_built_in_rows(cublasHandle_t h)
     fprintf(stderr, "check_lt_route: the device cannot be described\n");
     exit(1);
   }
+  int v[3];
+  cublasGetProperty(MAJOR_VERSION, &v[0]);
+  cublasGetProperty(MINOR_VERSION, &v[1]);
+  cublasGetProperty(PATCH_LEVEL, &v[2]);
+  snprintf(id.cublas_version, sizeof id.cublas_version, "%d.%d.%d", v[0], v[1], v[2]);
   gs_route_table *t = built_in_table(id.gpu_name);
   size_t rows = 0;
   for (size_t i = 0; t && i < t->n_rows; i++) rows += t->rows[i].kernel == &gs_route_cublaslt;
-  char what[300];
-  snprintf(what, sizeof what, "no table of the user's on a %s: the route is named (%d) exactly "
-           "where the built-in table of this GPU has rows for it (%zu)", id.gpu_name,
-           gs_tables_name(&gs_route_cublaslt), rows);
-  verdict(what, gs_tables_name(&gs_route_cublaslt) == (rows > 0));
+  char why[512] = "", soft[512] = "", what[700];
+  const int usable = t && gs_rt_validate(t, &id, why, sizeof why, soft, sizeof soft) == 0;
+  const int same_cublas = t && !strcmp(t->value[GS_V_CUBLAS_VERSION], id.cublas_version);
+  printf("this GPU's built-in table: %s%s%s\n", !t ? "none" : usable ? "used here" : "refused: ",
+         t && !usable ? why : "", soft[0] ? soft : "");
+  /* (on a GPU with rows this holds whether or not other GPUs' rows count;
+   * it tells the two apart on a GPU without) */
+  snprintf(what, sizeof what, "no table of the user's on a %s with cuBLAS %s: the route is named "
+           "(%d) exactly where this GPU's built-in table has rows for it (%zu) for this cuBLAS",
+           id.gpu_name, id.cublas_version, gs_tables_name(&gs_route_cublaslt), rows);
+  verdict(what, gs_tables_name(&gs_route_cublaslt) == (rows > 0 && same_cublas));
   for (size_t i = 0; t && i < t->n_rows; i++) {
     const gs_rt_row *r = &t->rows[i];
     if (r->kernel != &gs_route_cublaslt) continue;
@@ -550,7 +596,7 @@ static void check_built_in_rows(cublasHandle_t h)
       verdict(what, 0);
       continue;
     }
-    check_built_in_row(h, r);
+    check_built_in_row(h, r, usable);
   }
   gs_rt_free(t);
 }

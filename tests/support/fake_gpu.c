@@ -23,7 +23,8 @@ const gs_rt_identity *gs_gpu_identity(int device)
 /* The one fake device, by fake_identity's name while present. */
 int gs_gpu_name_present(const char *gpu_name)
 {
-  return fake_gpu.present && !strcmp(gpu_name, fake_identity.gpu_name);
+  if (!fake_gpu.present) return -1;
+  return !strcmp(gpu_name, fake_identity.gpu_name);
 }
 
 int gs_gpu_place_stream(void *stream, gs_gpu_place *out)
