@@ -177,7 +177,11 @@ static const char h200_routes[] =
  * 1.04-1.14x in three A/B runs of train.py there; its NT 1024x4096x2048
  * row is left out, the 14-shape runs having found no algorithm at 1.02x
  * for that key); the lowest ratio and slowest time of the tables that
- * hold the row. */
+ * hold the row. gemm_f32_bf16x6 (only for calls that opted in,
+ * math_rules.h): bench/results/f32-bf16x6-h100-2026-12-06/
+ * bench-bf16x6-56-run1.csv and -run2.csv, the 56-shape sweep twice on the
+ * shipped kernel; the same box as the H200's, all 48 of its shapes faster
+ * in both runs, ratio the least of them (1024x2048x1024 NT). */
 static const char h100_routes[] =
   "Validator,gpu_name,NVIDIA H100 80GB HBM3\n"
   "Validator,compute_capability,9.0\n"
@@ -741,6 +745,7 @@ static const char h100_routes[] =
   "*,f32,f32,f32,*,TT,*,4,128256,4096,1,*,gemm_decode_f32,667.11,1.2678,-,pdl\n"
   "*,f32,f32,f32,*,TT,*,8,128256,4096,1,*,gemm_decode_f32,703.19,1.2080,-,pdl\n"
   "*,f32,f32,f32,*,TT,*,1-8,128256,4096,1,*,gemm_decode_f32,-,1.0319,-,pdl\n"
+  "*,f32,f32,f32,*,*,*,1024-8192,2048-8192,1024-16384,1,*,gemm_f32_bf16x6,-,1.0332,-,plain\n"
   "gemm,bf16,bf16,bf16,32f,NN,-,4096,2048,1024,1,16,cublaslt,42.35,1.0473,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,3072,4096,768,1,16,cublaslt,52.12,1.0806,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,4096,16384,4096,1,16,cublaslt,1095.65,1.0258,id=66;tile=29;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
