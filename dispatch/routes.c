@@ -39,7 +39,11 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  * - gemm_f32_3xtf32: f32_3xtf32-spec-lay-h200-2026-12-03.csv and
  *   f32_3xtf32-default-beside-spec-lay-h200-2026-12-03.csv (faster than
  *   SGEMM and at most half its error on randn data in each layout; only
- *   for calls that opted in, math_rules.h).
+ *   for calls that opted in, math_rules.h). Its second box starts at m =
+ *   2048 and the m = 1024 shapes measured have a row of their own: between
+ *   them lie calls just past a wave of 128 x 128 tiles on 132 SMs, where
+ *   SGEMM's error is smaller (0.59-0.64 of it on an H100,
+ *   f32-wave-edges-h100-2026-12-06/: not half).
  * - gemm_bf16_persistent: bf16_wgmma_persistent-llm-run1- and -run2-
  *   h200-2026-12-03.csv, both runs (calls with an SM count target are not
  *   wins there, bf16_wgmma_persistent-routed-sm*.csv: only under FORCE).
@@ -63,10 +67,14 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  * - gemm_sgemm_simt: none (no shape at 1.02x SGEMM in
  *   bench/results/sgemm_simt-*.csv): reachable under GEMMSHIM_FORCE.
  * - gemm_f32_bf16x6: bench/results/f32-bf16x6-h200-2026-12-05/
- *   bench-bf16x6-56-run1.csv and -run2.csv (the 56-shape sweep twice; the
- *   box holds its shapes of its class, K >= 512, all faster in both runs;
- *   ratio the least of them, 1024x2048x1024 NT; only for calls that opted
- *   in, math_rules.h).
+ *   bench-bf16x6-56-run1.csv and -run2.csv (the 56-shape sweep twice, all
+ *   48 shapes of its class, K >= 512, faster in both runs; only for calls
+ *   that opted in, math_rules.h): a box from m = 2048, where two waves of
+ *   128 x 128 tiles on 132 SMs are full, ratio the least of its 40
+ *   shapes; exact rows for the 8 measured m = 1024 shapes. Between those,
+ *   a call just past one wave (1152 x 2048, 1024 x 2176) took it to
+ *   0.85-0.97x SGEMM on an H100 (f32-wave-edges-h100-2026-12-06/): the
+ *   H200's box had covered such calls unmeasured.
  * - cublaslt (cuBLASLt's own algorithm in place of cuBLAS's first pick,
  *   BF16 cublasGemmEx calls with 16-byte alignment):
  *   bench/results/lt-route-h200-2026-12-05/lt14-run1.csv and -run2.csv,
@@ -96,8 +104,17 @@ static const char h200_routes[] =
   "Validator,power_limit_w,700\n"
   "entry,a_type,b_type,c_type,compute,layout,epilogue,m,n,k,batch,align,route,time_us,ratio,lt_algo\n"
   "*,f32,f32,f32,*,*,*,4096-8192,4096-8192,256-16384,1,*,gemm_f32_3xtf32,-,1.6333,-\n"
-  "*,f32,f32,f32,*,*,*,1024-8192,2048-8192,1024-4096,1,*,gemm_f32_3xtf32,-,1.883,-\n"
-  "*,f32,f32,f32,*,*,*,1024-8192,2048-8192,1024-16384,1,*,gemm_f32_bf16x6,-,1.057,-\n"
+  "*,f32,f32,f32,*,*,*,2048-8192,2048-8192,1024-4096,1,*,gemm_f32_3xtf32,-,1.8830,-\n"
+  "*,f32,f32,f32,*,*,*,1024,2048,1024-4096,1,*,gemm_f32_3xtf32,-,2.0088,-\n"
+  "*,f32,f32,f32,*,*,*,2048-8192,2048-8192,1024-16384,1,*,gemm_f32_bf16x6,-,1.2868,-\n"
+  "*,f32,f32,f32,*,NN,*,1024,2048,1024,1,*,gemm_f32_bf16x6,83.76,1.2254,-\n"
+  "*,f32,f32,f32,*,NT,*,1024,2048,1024,1,*,gemm_f32_bf16x6,94.67,1.0572,-\n"
+  "*,f32,f32,f32,*,TN,*,1024,2048,1024,1,*,gemm_f32_bf16x6,79.81,1.2372,-\n"
+  "*,f32,f32,f32,*,TT,*,1024,2048,1024,1,*,gemm_f32_bf16x6,89.16,1.1615,-\n"
+  "*,f32,f32,f32,*,NN,*,1024,2048,4096,1,*,gemm_f32_bf16x6,267.81,1.3572,-\n"
+  "*,f32,f32,f32,*,NT,*,1024,2048,4096,1,*,gemm_f32_bf16x6,277.86,1.2741,-\n"
+  "*,f32,f32,f32,*,TN,*,1024,2048,4096,1,*,gemm_f32_bf16x6,275.41,1.3316,-\n"
+  "*,f32,f32,f32,*,TT,*,1024,2048,4096,1,*,gemm_f32_bf16x6,287.53,1.2585,-\n"
   "*,bf16,bf16,bf16,*,NN,*,8192,8192,10240,1,*,gemm_bf16_wgmma_persistent,2030.06,1.0235,-\n"
   "*,bf16,bf16,bf16,*,NN,*,8192,8192,57344,1,*,gemm_bf16_wgmma_persistent,11219.7,1.0221,-\n"
   "*,bf16,bf16,bf16,*,NN,*,4096,16384,28672,1,*,gemm_bf16_wgmma_persistent,5676.74,1.0238,-\n"
@@ -157,8 +174,9 @@ static const char h200_routes[] =
  * 16-bit type: bench/results/decode-pdl-h100-2026-12-05/ and (the shipped
  * kernel) bench/results/decode-fewcols-h100-2026-12-06/,
  * gemm_decode_{bf16,f16}-after-producer-fixed-bc-run{1,2}.csv; rows by
- * bench/pdl_routes.py (at least 1.02x cuBLAS in every run; no plain rows
- * measured on this GPU, so with GEMMSHIM_PDL=0 nothing here routes). gemm_decode_f32 the same
+ * bench/pdl_routes.py (at least 1.02x cuBLAS in every run; no plain decode
+ * rows measured on this GPU, so with GEMMSHIM_PDL=0 no decode row here
+ * routes). gemm_decode_f32 the same
  * way against cublasSgemm_v2 (compute `*`: Sgemm_v2 has no compute type):
  * bench/results/decode-f32-h100-2026-12-06/gemm_decode_f32-after-producer-
  * fixed-bc-run{1,2}.csv (build dd88c02) and rerun-a13dcd7/'s two runs of
@@ -180,13 +198,14 @@ static const char h200_routes[] =
  * hold the row. gemm_f32_bf16x6 (only for calls that opted in,
  * math_rules.h): bench/results/f32-bf16x6-h100-2026-12-06/
  * bench-bf16x6-56-run1.csv and -run2.csv, the 56-shape sweep twice on the
- * shipped kernel; the same box as the H200's, all 48 of its shapes faster
- * in both runs, ratio the least of them (1024x2048x1024 NT).
- * gemm_f32_3xtf32 (GEMMSHIM_FP32=tc-fast only): bench/results/f32-3xtf32-
- * h100-2026-12-06/, the same sweep twice on randn data: the H200's two
- * boxes, every shape in them faster in both runs and at most half
- * SGEMM's error against FP64 (0.49 and 0.42 at the most), ratio the
- * least in each box. */
+ * shipped kernel, all 48 shapes of its class faster in both runs; the
+ * H200's rows (a box from m = 2048, its least ratio taking in the
+ * wave-edge shapes of f32-wave-edges-h100-2026-12-06/ too, and exact rows
+ * at m = 1024). gemm_f32_3xtf32 (GEMMSHIM_FP32=tc-fast only):
+ * bench/results/f32-3xtf32-h100-2026-12-06/, the same sweep twice on randn
+ * data, every shape faster in both runs and at most half SGEMM's error
+ * against FP64; the H200's rows, their least ratios with the wave-edge
+ * shapes inside them. */
 static const char h100_routes[] =
   "Validator,gpu_name,NVIDIA H100 80GB HBM3\n"
   "Validator,compute_capability,9.0\n"
@@ -751,8 +770,17 @@ static const char h100_routes[] =
   "*,f32,f32,f32,*,TT,*,8,128256,4096,1,*,gemm_decode_f32,703.19,1.2080,-,pdl\n"
   "*,f32,f32,f32,*,TT,*,1-8,128256,4096,1,*,gemm_decode_f32,-,1.0319,-,pdl\n"
   "*,f32,f32,f32,*,*,*,4096-8192,4096-8192,256-16384,1,*,gemm_f32_3xtf32,-,1.6214,-,plain\n"
-  "*,f32,f32,f32,*,*,*,1024-8192,2048-8192,1024-4096,1,*,gemm_f32_3xtf32,-,1.8715,-,plain\n"
-  "*,f32,f32,f32,*,*,*,1024-8192,2048-8192,1024-16384,1,*,gemm_f32_bf16x6,-,1.0332,-,plain\n"
+  "*,f32,f32,f32,*,*,*,2048-8192,2048-8192,1024-4096,1,*,gemm_f32_3xtf32,-,1.7645,-,plain\n"
+  "*,f32,f32,f32,*,*,*,1024,2048,1024-4096,1,*,gemm_f32_3xtf32,-,1.9960,-,plain\n"
+  "*,f32,f32,f32,*,*,*,2048-8192,2048-8192,1024-16384,1,*,gemm_f32_bf16x6,-,1.2350,-,plain\n"
+  "*,f32,f32,f32,*,NN,*,1024,2048,1024,1,*,gemm_f32_bf16x6,87.98,1.1835,-,plain\n"
+  "*,f32,f32,f32,*,NT,*,1024,2048,1024,1,*,gemm_f32_bf16x6,96.67,1.0332,-,plain\n"
+  "*,f32,f32,f32,*,TN,*,1024,2048,1024,1,*,gemm_f32_bf16x6,82.11,1.1833,-,plain\n"
+  "*,f32,f32,f32,*,TT,*,1024,2048,1024,1,*,gemm_f32_bf16x6,93.13,1.1296,-,plain\n"
+  "*,f32,f32,f32,*,NN,*,1024,2048,4096,1,*,gemm_f32_bf16x6,280.03,1.2946,-,plain\n"
+  "*,f32,f32,f32,*,NT,*,1024,2048,4096,1,*,gemm_f32_bf16x6,287.18,1.2378,-,plain\n"
+  "*,f32,f32,f32,*,TN,*,1024,2048,4096,1,*,gemm_f32_bf16x6,284.40,1.2861,-,plain\n"
+  "*,f32,f32,f32,*,TT,*,1024,2048,4096,1,*,gemm_f32_bf16x6,295.73,1.2222,-,plain\n"
   "gemm,bf16,bf16,bf16,32f,NN,-,4096,2048,1024,1,16,cublaslt,42.35,1.0473,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,3072,4096,768,1,16,cublaslt,52.12,1.0806,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,4096,16384,4096,1,16,cublaslt,1095.65,1.0258,id=66;tile=29;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"

@@ -456,6 +456,42 @@ static void test_default_rows_of_each_opt_in(void **s)
   gs_rt_free(t);
 }
 
+/* Both FP32 tensor-core kernels run one 128 x 128 tile per CTA, one wave of
+ * CTAs per 132 SMs: a call just past a wave of tiles (the last wave nearly
+ * empty) took BF16x6 to 0.85-0.97x SGEMM on an H100
+ * (bench/results/f32-wave-edges-h100-2026-12-06/). No built-in table may
+ * route such calls: their boxes start where two waves are full. */
+static void test_default_rows_leave_out_wave_edges(void **s)
+{
+  (void)s;
+  static const struct { int64_t m, n, k; int ta, tb; } edges[] = {
+    { 1152, 2048, 1024, 0, 1 }, { 1024, 2176, 1024, 1, 0 }, { 1152, 2048, 4096, 1, 0 },
+    { 1152, 2176, 1024, 1, 1 }, { 1024, 2048, 2048, 0, 0 },
+  };
+  for (size_t d = 0; d < gs_n_default_route_tables; d++) {
+    gs_route_table *t = gs_rt_parse(gs_default_route_tables[d], strlen(gs_default_route_tables[d]),
+                                    "defaults", gs_variants, gs_n_variants, stderr);
+    assert_non_null(t);
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
+      gs_gemm g = call_of(&gs_kernel_f32_bf16x6, edges[i].ta, edges[i].tb, edges[i].m, edges[i].n,
+                          edges[i].k, 0, 0);
+      gs_rt_key k;
+      gs_rt_key_of(&g, &k);
+      const gs_rt_row *acc = gs_rt_find_for(t, &k, &gs_kernel_f32_bf16x6, gs_routes, gs_n_routes, 0);
+      print_message("table %zu, %lldx%lldx%lld: %s\n", d, (long long)k.m, (long long)k.n,
+                    (long long)k.k, acc ? "a BF16x6 row" : "none");
+      /* 1024 x 2048 x 2048 (one full wave, between the measured K) is
+       * 3xTF32's alone, by its K range */
+      assert_true(!acc || !gs_rt_row_routes(acc));
+      if (i < 4) {
+        const gs_rt_row *fast = gs_rt_find_for(t, &k, &gs_kernel_f32_3xtf32, gs_routes, gs_n_routes, 0);
+        assert_true(!fast || !gs_rt_row_routes(fast));
+      }
+    }
+    gs_rt_free(t);
+  }
+}
+
 /* The FP32 tensor-core kernels' opt-ins in the real policy: GEMMSHIM_FP32=tc
  * asks for the accurate kernel (BF16x6) only, tc-fast for 3xTF32 only,
  * strict (the default) for neither; a program's request for emulation
@@ -616,6 +652,7 @@ int main(void)
     cmocka_unit_test(test_int_dimensions),
     cmocka_unit_test(test_fp32_tensor_core_opt_ins),
     cmocka_unit_test(test_default_rows_of_each_opt_in),
+    cmocka_unit_test(test_default_rows_leave_out_wave_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

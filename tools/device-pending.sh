@@ -152,7 +152,7 @@ elif [ "$phase" = 1 ]; then
   # the kernel run at a lower sustained clock alone than interleaved?)
   sample() { nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv,noheader -lms 100 > "$OUT/logs/$1.smi.csv" 2>/dev/null & SMI=$!; }
   sample pool-plain; rc_of pool-plain 60 python3 bench/fp32_pool_cost.py --reps 5; kill $SMI
-  force=; case $gpu in *H200* | *H100*) ;; *) force=GEMMSHIM_FORCE=gemm_f32_bf16x6 ;; esac  # built-in rows: H200, H100
+  force=; case $gpu in "NVIDIA H200" | "NVIDIA H100 80GB HBM3") ;; *) force=GEMMSHIM_FORCE=gemm_f32_bf16x6 ;; esac  # the GPUs with built-in rows
   sample pool-tc; rc_of pool-tc 60 env $force LD_PRELOAD=$GS_SHIM GEMMSHIM_FP32=tc GEMMSHIM_LOG=$OUT/logs/pool-tc.gslog.csv python3 bench/fp32_pool_cost.py --reps 5; kill $SMI
   printf '4096 4096 4096 NN\n8192 8192 8192 NN\n' > /tmp/pool-shapes.txt
   sample bench-bf16x6-nn; rc_of bench-bf16x6-nn 60 $B/tools/gemmshim-bench --kernel gemm_f32_bf16x6 --shapes /tmp/pool-shapes.txt --csv $OUT/logs/bench-bf16x6-nn.csv; kill $SMI
