@@ -15,7 +15,9 @@
 #   phase f32: gemm_decode_f32 (issue 18's FP32 stage) checked, sanitized
 #     and measured twice after a producer; its pdl rows; decode.py in FP32
 #     under them. Done on an H100 (bench/results/decode-f32-h100-
-#     2026-12-06/); owed on the H200 (its rows then go into h200_routes).
+#     2026-12-06/); on the H200 its checks and two runs, whose rows are in
+#     h200_routes (bench/results/h200-2026-12-06/); decode.py in FP32 and
+#     the sanitizers owed there.
 #   phase few: the decode kernels' few rows (a column-major caller's x^T W,
 #     the weight as op(B)): check_kernels on the three decode kernels (few
 #     rows' every m and path, scalars, bias, the 2^31-byte weight), both
