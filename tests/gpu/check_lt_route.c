@@ -386,13 +386,12 @@ static int batch_same(const uint16_t *x, int64_t stride_c)
   return 1;
 }
 
-/* The table: this GPU's validators and the rows given. */
-static void write_table(const char *path, const char *rows)
+/* This GPU as the validators see it, with the cuBLAS this process runs. */
+static void this_gpu(gs_rt_identity *id)
 {
-  gs_rt_identity id;
   int dev;
   CU(cudaGetDevice(&dev));
-  if (gs_identity_read(dev, &id)) {
+  if (gs_identity_read(dev, id)) {
     fprintf(stderr, "check_lt_route: the device cannot be described\n");
     exit(1);
   }
@@ -400,7 +399,14 @@ static void write_table(const char *path, const char *rows)
   cublasGetProperty(MAJOR_VERSION, &v[0]);
   cublasGetProperty(MINOR_VERSION, &v[1]);
   cublasGetProperty(PATCH_LEVEL, &v[2]);
-  snprintf(id.cublas_version, sizeof id.cublas_version, "%d.%d.%d", v[0], v[1], v[2]);
+  snprintf(id->cublas_version, sizeof id->cublas_version, "%d.%d.%d", v[0], v[1], v[2]);
+}
+
+/* The table: this GPU's validators and the rows given. */
+static void write_table(const char *path, const char *rows)
+{
+  gs_rt_identity id;
+  this_gpu(&id);
   FILE *f = fopen(path, "w");
   if (!f) { perror(path); exit(1); }
   for (int i = 0; i < GS_V_COUNT; i++) {
@@ -433,6 +439,27 @@ static gs_route_table *built_in_table(const char *gpu_name)
       return gs_rt_parse(text, strlen(text), "(built-in)", gs_variants, gs_n_variants, stderr);
   }
   return NULL;
+}
+
+/* A built-in row's call as cuBLAS itself makes it, past the shim: out =
+ * 1.5 op(A) op(B) + 0.5 out, the row's packed layout and batch. */
+static void cublas_own(cublasHandle_t h, const gs_rt_row *r, const uint16_t *a_,
+                       const uint16_t *b_, uint16_t *out)
+{
+  static const float ab[2] = { 1.5f, 0.5f };
+  const int ta = r->layout[0] == 'T', tb = r->layout[1] == 'T';
+  const int64_t m = r->m.lo, n = r->n.lo, k = r->k.lo, items = r->batch.lo;
+  const int64_t lda = ta ? k : m, ldb = tb ? n : k, ldc = m;
+  const int64_t sa = lda * (ta ? m : k), sb = ldb * (tb ? k : n), sc = ldc * n;
+  if (items > 1)
+    CB(real_strided(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
+                    sa, b_, CUDA_R_16BF, (int)ldb, sb, &ab[1], out, CUDA_R_16BF, (int)ldc, sc,
+                    (int)items, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  else
+    CB(real_gemmex(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
+                   b_, CUDA_R_16BF, (int)ldb, &ab[1], out, CUDA_R_16BF, (int)ldc,
+                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+  CU(cudaDeviceSynchronize());
 }
 
 /* One row's call (exact sizes, 16-byte aligned, packed batch), where the
@@ -478,16 +505,8 @@ static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r, int usable)
   CU(cudaMemcpy(ref, c0, nc * 2, cudaMemcpyDeviceToDevice));
   if (usable) {
     run_as_route(&g, &a, &r->algo);
-  } else {   /* cuBLAS's own, past the shim */
-    if (items > 1)
-      CB(real_strided(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
-                      sa, b_, CUDA_R_16BF, (int)ldb, sb, &ab[1], ref, CUDA_R_16BF, (int)ldc, sc,
-                      (int)items, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
-    else
-      CB(real_gemmex(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
-                     b_, CUDA_R_16BF, (int)ldb, &ab[1], ref, CUDA_R_16BF, (int)ldc,
-                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
-    CU(cudaDeviceSynchronize());
+  } else {
+    cublas_own(h, r, a_, b_, ref);
   }
 
   const uint64_t ours = count("cublaslt", GS_R_ROUTED);
@@ -534,17 +553,8 @@ static void check_built_in_row(cublasHandle_t h, const gs_rt_row *r, int usable)
     cudaFree(a_), cudaFree(b_), cudaFree(c0), cudaFree(c), cudaFree(ref);
     return;
   }
-  /* cuBLAS's own, past the shim */
   CU(cudaMemcpy(ref, c0, nc * 2, cudaMemcpyDeviceToDevice));
-  if (items > 1)
-    CB(real_strided(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
-                    sa, b_, CUDA_R_16BF, (int)ldb, sb, &ab[1], ref, CUDA_R_16BF, (int)ldc, sc,
-                    (int)items, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
-  else
-    CB(real_gemmex(h, op(ta), op(tb), (int)m, (int)n, (int)k, &ab[0], a_, CUDA_R_16BF, (int)lda,
-                   b_, CUDA_R_16BF, (int)ldb, &ab[1], ref, CUDA_R_16BF, (int)ldc,
-                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
-  CU(cudaDeviceSynchronize());
+  cublas_own(h, r, a_, b_, ref);
   const double d = rel_diff_n(c, ref, nc);
   snprintf(what, sizeof what, "built-in row (line %d): within 1e-2 of cuBLAS's own (relative "
            "Frobenius difference %.2e)", r->line, d);
@@ -562,17 +572,7 @@ static void check_built_in_rows(cublasHandle_t h)
   gs_config_reload();
   gs_tables_reset();
   gs_rt_identity id;
-  int dev;
-  CU(cudaGetDevice(&dev));
-  if (gs_identity_read(dev, &id)) {
-    fprintf(stderr, "check_lt_route: the device cannot be described\n");
-    exit(1);
-  }
-  int v[3];
-  cublasGetProperty(MAJOR_VERSION, &v[0]);
-  cublasGetProperty(MINOR_VERSION, &v[1]);
-  cublasGetProperty(PATCH_LEVEL, &v[2]);
-  snprintf(id.cublas_version, sizeof id.cublas_version, "%d.%d.%d", v[0], v[1], v[2]);
+  this_gpu(&id);
   gs_route_table *t = built_in_table(id.gpu_name);
   size_t rows = 0;
   for (size_t i = 0; t && i < t->n_rows; i++) rows += t->rows[i].kernel == &gs_route_cublaslt;
