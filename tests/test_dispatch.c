@@ -1041,7 +1041,11 @@ static void test_ab_holds_the_stream_before_each_pair(void **s)
     assert_true(c_is(&p, 1));
   }
   assert_int_equal(fake_holds, before + 4);
-  assert_true(fake_hold_last_us >= 50.0 && fake_hold_last_us < GS_AB_HOLD_FIRST_US);
+  /* later holds come from the host's last queueing time (4q + 50 us, at
+   * most 5 ms), not the first pair's fixed length; q is this machine's, so
+   * only the rule's range is known here (a loaded host queues slowly) */
+  assert_true(fake_hold_last_us >= 50.0 && fake_hold_last_us <= 5000.0 &&
+              fake_hold_last_us != GS_AB_HOLD_FIRST_US);
   fake_cuda_fail_next("launch", cudaErrorLaunchOutOfResources);   /* the hold's */
   memcpy(p.C, p.h_C0, sizeof p.h_C0);
   assert_int_equal(call(blas_call(&p), &d), CUBLAS_STATUS_SUCCESS);
