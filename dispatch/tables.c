@@ -137,7 +137,8 @@ static int of_this_cublas(const candidate *c)
 static void find_named(void)
 {
   int defaults_here = 0, first_default = 1;
-  for (size_t c = 0; c < n_cands; c++) defaults_here |= cands[c].is_default && of_a_gpu_here(&cands[c]);
+  for (size_t c = 0; c < n_cands; c++)
+    defaults_here |= cands[c].is_default && of_a_gpu_here(&cands[c]);
   for (size_t c = 0; c < n_cands; c++) {
     const int here = of_a_gpu_here(&cands[c]);
     cands[c].applies = here || (cands[c].is_default && !defaults_here && first_default);
