@@ -308,29 +308,13 @@ static void phase_broken(cublasHandle_t h)
 /* ---- 6. a decode kernel under A/B ---------------------------------------- */
 
 #define DECODE "gemm_decode_bf16"
-typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
-                                    int, const void *, const void *, cudaDataType, int,
-                                    const void *, cudaDataType, int, const void *, void *,
-                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 static gemmex_fn real_gemmex;
-
-static uint16_t bf16_of(float f)
-{
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
 
 static uint16_t *bf16_buffer(size_t n, uint64_t seed)
 {
-  uint16_t *d, *h = malloc(n * 2);
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    h[i] = bf16_of((float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0));
-  }
+  uint16_t *d;
   CU(cudaMalloc((void **)&d, n * 2));
-  CU(cudaMemcpy(d, h, n * 2, cudaMemcpyHostToDevice));
-  free(h);
+  gs_check_fill_bf16(d, n, seed);
   return d;
 }
 

@@ -70,23 +70,7 @@ static uint16_t *A, *B, *C0, *C, *R;   /* device, BF16 */
 static void *ws;                        /* a caller's workspace */
 #define WS_BYTES ((size_t)32 << 20)
 
-static uint16_t bf16_of(float f)
-{
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
-}
-
-static void fill(uint16_t *d, size_t n, uint64_t seed)
-{
-  uint16_t *h = malloc(n * 2);
-  for (size_t i = 0; i < n; i++) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    h[i] = bf16_of((float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0));
-  }
-  CU(cudaMemcpy(d, h, n * 2, cudaMemcpyHostToDevice));
-  free(h);
-}
+static void fill(uint16_t *d, size_t n, uint64_t seed) { gs_check_fill_bf16(d, n, seed); }
 
 static int same(const uint16_t *x, const uint16_t *y)
 {

@@ -6,8 +6,10 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../dispatch/loader.h"
@@ -47,6 +49,22 @@ typedef cublasStatus_t (*ltmatmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, co
                                       cublasLtMatrixLayout_t, const void *, const void *,
                                       cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
                                       const cublasLtMatmulAlgo_t *, void *, size_t, cudaStream_t);
+
+/* n BF16 values in [-1, 1) from seed (rounded to nearest even), copied
+ * into device memory d. */
+static inline void gs_check_fill_bf16(uint16_t *d, size_t n, uint64_t seed)
+{
+  uint16_t *h = malloc(n * 2);
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    float f = (float)((double)(seed >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    h[i] = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+  }
+  CU(cudaMemcpy(d, h, n * 2, cudaMemcpyHostToDevice));
+  free(h);
+}
 
 /* Our kernels load into a context on a thread of the shim's, and calls
  * forward (reason loading) until they are in: a check waits for that (at
