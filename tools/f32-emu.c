@@ -17,6 +17,8 @@
  *            tensor core carries over all of K; D = main + low;
  *   bf16xN-sepc as sep, with the rounding error of each FADD into main
  *            (exact, by TwoSum) added to the low accumulator;
+ *   bf16x6-sepf as sepc with Fast2Sum (exact only while |main| >= |chunk|);
+ *   bf16x6-sepe as sepc with the error seeding the next chunk instead;
  *   slices   --slices S fixed-point BF16 slices of each row and column
  *            scaled by a power of two (the Ozaki scheme), the slice
  *            products of classes below S summed per chunk in the tensor
@@ -82,10 +84,11 @@ static int hi_chunk = 64;
 /* ------------------------------------------------------------- algorithms */
 
 enum { ALG_SGEMM, ALG_3XTF32, ALG_X6_SHARED, ALG_X6_SEP, ALG_X6_SEPC, ALG_X9_SHARED,
-       ALG_X9_SEP, ALG_X9_SEPC, ALG_SLICES, ALG_N };
+       ALG_X9_SEP, ALG_X9_SEPC, ALG_SLICES, ALG_X6_SEPF, ALG_X6_SEPE, ALG_N };
 static const char *const alg_name[ALG_N] = { "sgemm", "3xtf32", "bf16x6-shared", "bf16x6-sep",
                                              "bf16x6-sepc", "bf16x9-shared", "bf16x9-sep",
-                                             "bf16x9-sepc", "slices" };
+                                             "bf16x9-sepc", "slices", "bf16x6-sepf",
+                                             "bf16x6-sepe" };
 
 /* A row's or column's parts, K long each. */
 enum { SLICES_MAX = 8 };
@@ -222,8 +225,20 @@ static float two_sum(float a, float b, float *e)
   return s;
 }
 
+/* Fast2Sum: s = a + b and e = b - (s - a), three FADDs to TwoSum's six;
+ * e is the exact error only where |a| >= |b| (or a == 0). */
+static float fast_two_sum(float a, float b, float *e)
+{
+  const float s = a + b;
+  *e = b - (s - a);
+  return s;
+}
+
 /* mode 0: shared; 1: sep; 2: sepc (sep, the main FADD's rounding error,
- * exact by TwoSum, added to the low accumulator). */
+ * exact by TwoSum, added to the low accumulator); 3: sepf (sepc with
+ * Fast2Sum: the error exact only while |main| >= |chunk|); 4: sepe (sepc
+ * with the error seeding the next chunk in the tensor core instead of a
+ * FADD into low; the last one into low). */
 static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
 {
   const pair *low = nine ? low9 : low6;
@@ -244,14 +259,14 @@ static float dot_bf16(const parts *a, const parts *b, int k, int nine, int mode)
       chk = gs_tc_mma(&tc_bf16, chk, a->p[0] + o, b->p[0] + o, 16);
       const int done = o + 16;
       if (mode != 0 && (done % hi_chunk == 0 || done == k)) {
-        if (mode == 2) {
-          float e;
-          main_acc = two_sum(main_acc, chk, &e);
-          low_acc += e;
+        float e = 0.0f;
+        if (mode >= 2) {
+          main_acc = mode == 3 ? fast_two_sum(main_acc, chk, &e) : two_sum(main_acc, chk, &e);
+          if (mode != 4 || done == k) low_acc += e, e = 0.0f;
         } else {
           main_acc += chk;
         }
-        chk = 0.0f;
+        chk = e;
       }
     }
     if (mode == 0) main_acc += chk;
@@ -340,6 +355,8 @@ static void one_output(const job *j, int r, int c, double *err, double *ref_out,
     case ALG_X9_SHARED: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 0); break;
     case ALG_X9_SEP: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 1); break;
     case ALG_X9_SEPC: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 1, 2); break;
+    case ALG_X6_SEPF: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 3); break;
+    case ALG_X6_SEPE: d = dot_bf16(&j->pa[r], &j->pb[c], j->k, 0, 4); break;
     default: d = dot_slices(&j->pa[r], &j->pb[c], j->k); break;
     }
   /* a non-finite result (the reference is finite in FP32 where it counts):
