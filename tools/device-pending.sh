@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The GPU work still owed (no device was lent on 2026-12-05 after the
-# launch column went in), as two device calls on one warm machine; each
-# phase stays under the 600 s a call may take.
+# The GPU work of the decode, FP32 and tune issues, per GPU, as device
+# calls on one warm machine; each phase stays under the 600 s a call may
+# take. Every phase has run on an H100 and (build fd48081, 2026-12-06,
+# bench/results/h200-2026-12-06/owed-fd48081/) on the H200; still owed
+# there: check_lt_route with the H200's new cublaslt rows, and phase
+# f32's racecheck (cut short by its time limit).
 #   phase 1: the GPU checks on this build's binaries (check_kernels, check_ab,
 #     check_reliability, check_fp32_opt_in, check_lt_route), cuBLASLt's
 #     algorithms on train.py's strided batches (bench-batched), the decode
