@@ -47,13 +47,13 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  * - gemm_bf16_persistent: bf16_wgmma_persistent-llm-run1- and -run2-
  *   h200-2026-12-03.csv, both runs (calls with an SM count target are not
  *   wins there, bf16_wgmma_persistent-routed-sm*.csv: only under FORCE).
- * - gemm_decode_bf16, gemm_decode_f16, few columns: first the pdl rows
- *   (they hold only where the kernel launches with programmatic dependent
- *   launch, and come before the plain rows): h200-2026-12-06/owed-fd48081/
- *   gemm_decode_{bf16,f16}-after-producer-fixed-bc-run{1,2}.csv, after a
- *   producer kernel, B and C fixed as a program's fresh x, rows by
- *   bench/pdl_routes.py where both runs won at 1.02x (table-decode-pdl.csv
- *   there). Then the plain rows, for GEMMSHIM_PDL=0 and drivers without
+ * - gemm_decode_bf16, gemm_decode_f16, few columns: the pdl rows (they
+ *   hold only where the kernel launches with programmatic dependent
+ *   launch, and outrank plain rows there): h200-2026-12-06/owed-fd48081/
+ *   phase1/gemm_decode_{bf16,f16}-after-producer-fixed-bc-run{1,2}.csv,
+ *   after a producer kernel, B and C fixed as a program's fresh x, rows
+ *   by bench/pdl_routes.py where both runs won at 1.02x
+ *   (phase2/table-decode-pdl.csv). Then the plain rows, for GEMMSHIM_PDL=0 and drivers without
  *   PDL: gemm_decode_{bf16,f16}-h200-2026-12-03-run2.csv (back to back,
  *   the kernel launched plainly), each n range also won in -run1,
  *   -halfwave-...-run3 or decode_split-h200-2026-12-03.csv on the same
@@ -81,9 +81,11 @@ const size_t gs_n_routes = sizeof gs_routes / sizeof *gs_routes;
  *   H200's box had covered such calls unmeasured.
  * - cublaslt (cuBLASLt's own algorithm in place of cuBLAS's first pick,
  *   BF16 cublasGemmEx calls with 16-byte alignment): gemmshim tune's table
- *   of issue 20's 14 shapes, h200-2026-12-06/owed-fd48081/table-bf16-
- *   lt14.csv (both passes at 1.02x or more over its calibrated noise: 8
- *   of the 14). Until then the rows came from two bench runs
+ *   of issue 20's 14 shapes, h200-2026-12-06/owed-fd48081/phase2/table-
+ *   bf16-lt14.csv (both passes at 1.02x or more over its calibrated noise:
+ *   8 of the 14), less NT 1024x4096x2048 (1.0204x there, and 1.020x below
+ *   the bar in the same hour's tune_under_shim, phase2/tune.out); time_us
+ *   is the tune's, at its sustained clock. Until then the rows came from two bench runs
  *   (lt-route-h200-2026-12-05/lt14-run{1,2}.csv, 10 shapes); the tune
  *   found 4096^3 at 1.005-1.006x and 6144x4096x4096 at 1.017-1.019x, and
  *   for 8192^3 and 14336x8192x4096 a different algorithm. The algorithms
@@ -298,7 +300,6 @@ static const char h200_routes[] =
   "*,f16,f16,f16,32f,NN,*,8192,8,8192,1,*,gemm_decode_f16,35.81,1.0952,-,plain\n"
   "*,f16,f16,f16,32f,NN,*,8192,1-8,8192,1,*,gemm_decode_f16,-,1.0848,-,plain\n"
   "gemm,bf16,bf16,bf16,32f,NN,-,4096,2048,1024,1,16,cublaslt,41.32,1.0463,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
-  "gemm,bf16,bf16,bf16,32f,NT,-,1024,4096,2048,1,16,cublaslt,40.94,1.0204,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=3;stages=35;inner=0;cluster=5;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,3072,4096,768,1,16,cublaslt,46.21,1.0874,id=66;tile=20;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,4096,16384,4096,1,16,cublaslt,834.91,1.0754,id=66;tile=29;splitk=1;reduction=0;swizzle=0;custom=1;stages=35;inner=0;cluster=3;workspace=0,plain\n"
   "gemm,bf16,bf16,bf16,32f,TN,-,6144,8192,4096,1,16,cublaslt,661.74,1.0317,id=66;tile=201;splitk=1;reduction=0;swizzle=0;custom=2;stages=35;inner=0;cluster=5;workspace=0,plain\n"
